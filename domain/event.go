@@ -1,0 +1,210 @@
+package domain
+
+import "time"
+
+// Meta is what every event carries about its origin. The provider's own
+// timestamp (OccurredAt), not arrival time, orders the fold.
+type Meta struct {
+	// Provider is the lower-case provider name ("stripe").
+	Provider string `json:"provider"`
+	// ProviderEventID is the provider's ID of the notification ("evt_…").
+	ProviderEventID string `json:"provider_event_id"`
+	// SubKey tells apart several domain events derived from one provider
+	// event (empty when the provider event maps to exactly one).
+	SubKey string `json:"sub_key,omitempty"`
+	// ProviderEventType is the provider's type string ("payment_intent.succeeded").
+	ProviderEventType string `json:"provider_event_type"`
+	// ProviderPaymentID is the provider's payment ID ("pi_…"); it names the stream.
+	ProviderPaymentID string `json:"provider_payment_id"`
+	// OccurredAt is when the provider says the fact happened.
+	OccurredAt time.Time `json:"occurred_at"`
+}
+
+// EventMeta returns m; embedding Meta gives every event this method.
+func (m Meta) EventMeta() Meta { return m }
+
+// Key identifies the fact within its payment: two events with the same key
+// are the same fact delivered twice.
+func (m Meta) Key() string {
+	if m.SubKey == "" {
+		return m.ProviderEventID
+	}
+	return m.ProviderEventID + ":" + m.SubKey
+}
+
+// Event is a fact a provider reported about a payment. The set of event types
+// is closed (see Types); each has a stable, versioned wire name.
+type Event interface {
+	EventMeta() Meta
+	// EventType is the stable wire name, e.g. "payment.succeeded.v1". It is
+	// stored with the event and must never change for a given struct shape.
+	EventType() string
+}
+
+// Wire names of the event catalogue. A change of shape gets a new version
+// (".v2") and a new struct; old versions stay decodable forever.
+const (
+	TypePaymentCreated        = "payment.created.v1"
+	TypePaymentProcessing     = "payment.processing.v1"
+	TypePaymentActionRequired = "payment.action_required.v1"
+	TypePaymentAuthorized     = "payment.authorized.v1"
+	TypePaymentFailed         = "payment.failed.v1"
+	TypePaymentCancelled      = "payment.cancelled.v1"
+	TypePaymentSucceeded      = "payment.succeeded.v1"
+	TypePaymentRefunded       = "payment.refunded.v1"
+	TypeDisputeOpened         = "dispute.opened.v1"
+	TypeDisputeClosed         = "dispute.closed.v1"
+)
+
+// Types returns a constructor for every event type, keyed by wire name. The
+// event store's codec uses it to decode; it is a function, not a global map,
+// so nobody can mutate the catalogue at run time.
+func Types() map[string]func() Event {
+	return map[string]func() Event{
+		TypePaymentCreated:        func() Event { return &PaymentCreated{} },
+		TypePaymentProcessing:     func() Event { return &PaymentProcessing{} },
+		TypePaymentActionRequired: func() Event { return &PaymentActionRequired{} },
+		TypePaymentAuthorized:     func() Event { return &PaymentAuthorized{} },
+		TypePaymentFailed:         func() Event { return &PaymentFailed{} },
+		TypePaymentCancelled:      func() Event { return &PaymentCancelled{} },
+		TypePaymentSucceeded:      func() Event { return &PaymentSucceeded{} },
+		TypePaymentRefunded:       func() Event { return &PaymentRefunded{} },
+		TypeDisputeOpened:         func() Event { return &DisputeOpened{} },
+		TypeDisputeClosed:         func() Event { return &DisputeClosed{} },
+	}
+}
+
+// PaymentCreated: the provider created the payment (Stripe
+// payment_intent.created). Amount is what is being asked for.
+type PaymentCreated struct {
+	Meta
+	Amount   int64    `json:"amount"`
+	Currency Currency `json:"currency"`
+}
+
+// PaymentProcessing: the payment method is being processed.
+type PaymentProcessing struct {
+	Meta
+	Amount   int64    `json:"amount"`
+	Currency Currency `json:"currency"`
+}
+
+// PaymentActionRequired: the customer must act (3-D Secure, a redirect).
+type PaymentActionRequired struct {
+	Meta
+	Amount   int64    `json:"amount"`
+	Currency Currency `json:"currency"`
+}
+
+// PaymentAuthorized: funds are held and may be captured.
+type PaymentAuthorized struct {
+	Meta
+	Amount           int64    `json:"amount"`
+	AmountCapturable int64    `json:"amount_capturable"`
+	Currency         Currency `json:"currency"`
+}
+
+// PaymentFailed: an attempt failed. The payment may still succeed later with
+// another attempt, so this is not terminal.
+type PaymentFailed struct {
+	Meta
+	Amount   int64    `json:"amount"`
+	Currency Currency `json:"currency"`
+	Code     string   `json:"code,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// PaymentCancelled: the payment was cancelled before money moved.
+type PaymentCancelled struct {
+	Meta
+	Amount   int64    `json:"amount"`
+	Currency Currency `json:"currency"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// PaymentSucceeded: money was captured. AmountReceived is what was captured.
+type PaymentSucceeded struct {
+	Meta
+	Amount         int64    `json:"amount"`
+	AmountReceived int64    `json:"amount_received"`
+	Currency       Currency `json:"currency"`
+}
+
+// PaymentRefunded: the provider reports the payment's refunds. AmountRefunded
+// is cumulative (the total refunded so far, as Stripe's charge.amount_refunded),
+// which makes refunds order-independent: the largest total seen wins.
+type PaymentRefunded struct {
+	Meta
+	AmountRefunded int64    `json:"amount_refunded"`
+	AmountCaptured int64    `json:"amount_captured"`
+	Currency       Currency `json:"currency"`
+}
+
+// DisputeOpened: the cardholder disputed the payment; funds may be withdrawn.
+type DisputeOpened struct {
+	Meta
+	DisputeID string   `json:"dispute_id"`
+	Amount    int64    `json:"amount"`
+	Currency  Currency `json:"currency"`
+	Reason    string   `json:"reason,omitempty"`
+}
+
+// DisputeOutcome is how a dispute ended.
+type DisputeOutcome string
+
+// Dispute outcomes. Won covers every ending in the merchant's favour
+// (won, warning_closed, prevented); Lost means the money is gone.
+const (
+	DisputeWon  DisputeOutcome = "won"
+	DisputeLost DisputeOutcome = "lost"
+)
+
+// DisputeClosed: the dispute ended with Outcome.
+type DisputeClosed struct {
+	Meta
+	DisputeID string         `json:"dispute_id"`
+	Outcome   DisputeOutcome `json:"outcome"`
+	Amount    int64          `json:"amount"`
+	Currency  Currency       `json:"currency"`
+}
+
+// EventType implementations: the wire names above.
+
+func (*PaymentCreated) EventType() string        { return TypePaymentCreated }
+func (*PaymentProcessing) EventType() string     { return TypePaymentProcessing }
+func (*PaymentActionRequired) EventType() string { return TypePaymentActionRequired }
+func (*PaymentAuthorized) EventType() string     { return TypePaymentAuthorized }
+func (*PaymentFailed) EventType() string         { return TypePaymentFailed }
+func (*PaymentCancelled) EventType() string      { return TypePaymentCancelled }
+func (*PaymentSucceeded) EventType() string      { return TypePaymentSucceeded }
+func (*PaymentRefunded) EventType() string       { return TypePaymentRefunded }
+func (*DisputeOpened) EventType() string         { return TypeDisputeOpened }
+func (*DisputeClosed) EventType() string         { return TypeDisputeClosed }
+
+// Rank is an event's place in the payment lifecycle. It breaks ties between
+// events with the same provider timestamp (providers report whole seconds, so
+// "failed" and "succeeded" of a retried card often share one): a lower rank
+// happened first. The table is documented in ARCHITECTURE.md.
+func Rank(e Event) int {
+	switch e.(type) {
+	case *PaymentCreated:
+		return 0
+	case *PaymentProcessing, *PaymentActionRequired:
+		return 10
+	case *PaymentFailed:
+		return 20
+	case *PaymentAuthorized:
+		return 30
+	case *PaymentCancelled:
+		return 40
+	case *PaymentSucceeded:
+		return 50
+	case *PaymentRefunded:
+		return 60
+	case *DisputeOpened:
+		return 70
+	case *DisputeClosed:
+		return 80
+	}
+	return 100
+}

@@ -1,0 +1,192 @@
+package domain
+
+// replay computes the state of sorted, deduplicated facts. It is the only
+// state machine in payledger: projections and the audit API call Fold, never
+// a copy of these rules.
+func replay(facts []Event) PaymentState {
+	f := folder{}
+	for _, e := range facts {
+		f.apply(e)
+	}
+	if f.s.Status == "" && f.s.EventCount > 0 {
+		f.s.Status = StatusPending
+	}
+	return f.s
+}
+
+type folder struct {
+	s             PaymentState
+	beforeDispute Status // what a won dispute returns the payment to
+	disputeOpen   bool
+}
+
+func (f *folder) flag(reason string) { f.s.ReviewReasons = addReason(f.s.ReviewReasons, reason) }
+
+func (f *folder) apply(e Event) {
+	m := e.EventMeta()
+	if f.s.EventCount == 0 {
+		f.s.Provider, f.s.ProviderPaymentID = m.Provider, m.ProviderPaymentID
+		f.s.CreatedAt = m.OccurredAt
+	} else if m.Provider != f.s.Provider || m.ProviderPaymentID != f.s.ProviderPaymentID {
+		f.flag(ReviewForeignEvent)
+		return
+	}
+	f.s.EventCount++
+	if m.OccurredAt.After(f.s.UpdatedAt) {
+		f.s.UpdatedAt = m.OccurredAt
+	}
+	switch ev := e.(type) {
+	case *PaymentCreated:
+		f.amount(ev.Amount, ev.Currency)
+		f.move(StatusPending, "")
+	case *PaymentProcessing:
+		f.amount(ev.Amount, ev.Currency)
+		f.move(StatusPending, "", StatusPending, StatusFailed)
+	case *PaymentActionRequired:
+		f.amount(ev.Amount, ev.Currency)
+		f.move(StatusPending, "", StatusPending, StatusFailed)
+	case *PaymentAuthorized:
+		f.amount(ev.Amount, ev.Currency)
+		f.move(StatusAuthorized, "", StatusPending, StatusFailed)
+	case *PaymentFailed:
+		f.amount(ev.Amount, ev.Currency)
+		if !f.move(StatusFailed, "", StatusPending, StatusAuthorized) && f.moneyMoved() {
+			f.flag(ReviewFailureAfterSuccess)
+		}
+	case *PaymentCancelled:
+		f.amount(ev.Amount, ev.Currency)
+		if !f.move(StatusCancelled, "", StatusPending, StatusFailed, StatusAuthorized) && f.moneyMoved() {
+			f.flag(ReviewCancelAfterSuccess)
+		}
+	case *PaymentSucceeded:
+		f.succeeded(ev)
+	case *PaymentRefunded:
+		f.refunded(ev)
+	case *DisputeOpened:
+		f.disputeOpened(ev)
+	case *DisputeClosed:
+		f.disputeClosed(ev)
+	}
+}
+
+// move sets status to to when the current status is one of from; it reports
+// whether it did. An empty from list never matches.
+func (f *folder) move(to Status, from ...Status) bool {
+	for _, s := range from {
+		if f.s.Status == s {
+			f.s.Status = to
+			return true
+		}
+	}
+	return false
+}
+
+// amount records the asked-for amount; a payment's amount may change before
+// it is paid, and facts are sorted, so the last one seen is the current one.
+func (f *folder) amount(a int64, c Currency) {
+	if !f.currency(c) {
+		return
+	}
+	if a > 0 {
+		f.s.Amount = a
+	}
+}
+
+// currency adopts the first currency seen and flags any other; it reports
+// whether amounts in c may be used.
+func (f *folder) currency(c Currency) bool {
+	switch {
+	case c == "":
+		return true
+	case f.s.Currency == "":
+		f.s.Currency = c
+		return true
+	case f.s.Currency == c:
+		return true
+	}
+	f.flag(ReviewCurrencyMismatch)
+	return false
+}
+
+func (f *folder) moneyMoved() bool { return f.s.AmountCaptured > 0 || f.s.AmountRefunded > 0 }
+
+// moneyStatus is the status a captured payment has from its refunds alone.
+func (f *folder) moneyStatus() Status {
+	switch {
+	case f.s.AmountRefunded > 0 && f.s.AmountRefunded >= f.s.AmountCaptured:
+		return StatusRefunded
+	case f.s.AmountRefunded > 0:
+		return StatusPartiallyRefunded
+	}
+	return StatusConfirmed
+}
+
+func (f *folder) succeeded(ev *PaymentSucceeded) {
+	if !f.currency(ev.Currency) {
+		return
+	}
+	if ev.Amount > 0 {
+		f.s.Amount = ev.Amount
+	}
+	received := ev.AmountReceived
+	if received == 0 {
+		received = ev.Amount
+	}
+	f.s.AmountCaptured = max(f.s.AmountCaptured, received)
+	if f.s.Status == StatusCancelled {
+		f.flag(ReviewSuccessAfterCancel)
+	}
+	f.setMoneyStatus()
+}
+
+func (f *folder) refunded(ev *PaymentRefunded) {
+	if !f.currency(ev.Currency) {
+		return
+	}
+	f.s.AmountCaptured = max(f.s.AmountCaptured, ev.AmountCaptured)
+	f.s.AmountRefunded = max(f.s.AmountRefunded, ev.AmountRefunded)
+	if f.s.AmountRefunded > f.s.AmountCaptured {
+		f.flag(ReviewRefundExceedsCapture)
+	}
+	f.setMoneyStatus()
+}
+
+// setMoneyStatus applies the refund-derived status, or, while a dispute is
+// open or lost, remembers it as what a won dispute returns to.
+func (f *folder) setMoneyStatus() {
+	if f.s.Status == StatusDisputed || f.s.Status == StatusChargeback {
+		f.beforeDispute = f.moneyStatus()
+		return
+	}
+	f.s.Status = f.moneyStatus()
+}
+
+func (f *folder) disputeOpened(ev *DisputeOpened) {
+	if f.currency(ev.Currency) && ev.Amount > 0 {
+		f.s.AmountDisputed = ev.Amount
+	}
+	if f.s.Status != StatusDisputed && f.s.Status != StatusChargeback {
+		f.beforeDispute = f.s.Status
+	}
+	f.disputeOpen = true
+	f.s.Status = StatusDisputed
+}
+
+func (f *folder) disputeClosed(ev *DisputeClosed) {
+	if f.currency(ev.Currency) && ev.Amount > 0 {
+		f.s.AmountDisputed = ev.Amount
+	}
+	if !f.disputeOpen {
+		f.flag(ReviewDisputeClosedNotOpen)
+		f.beforeDispute = f.s.Status
+	}
+	f.disputeOpen = false
+	if ev.Outcome == DisputeLost {
+		f.s.Status = StatusChargeback
+		return
+	}
+	f.s.Status = f.beforeDispute
+	if f.s.Status == "" || f.s.Status == StatusDisputed {
+		f.s.Status = f.moneyStatus()
+	}
+}
