@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/payledger/payledger/api"
+	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/eventstore/postgres"
+	"github.com/payledger/payledger/migrations"
+	"github.com/payledger/payledger/projections"
+	"github.com/payledger/payledger/providers/stripe"
+)
+
+// serve runs the HTTP server and the projector until ctx is cancelled, then
+// shuts down gracefully: in-flight requests finish, the projector stops
+// between batches, connections close.
+func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	store, checks, closeStore, err := openEventStore(ctx, cfg, pool, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	var providers []api.Provider
+	if len(cfg.StripeSecrets) > 0 {
+		p, err := stripe.New(stripe.Config{Secrets: cfg.StripeSecrets, Tolerance: cfg.StripeTolerance})
+		if err != nil {
+			return fmt.Errorf("stripe: %w", err)
+		}
+		providers = append(providers, p)
+	} else {
+		logger.Warn("stripe webhooks disabled: LEDGER_STRIPE_WEBHOOK_SECRETS is empty")
+	}
+	if len(cfg.Tokens) == 0 {
+		logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
+	}
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	handler, err := api.NewServer(api.Config{Tokens: cfg.Tokens, Logger: logger}, api.Deps{
+		Store:     store,
+		Payments:  projections.NewQueries(pool),
+		Providers: providers,
+		Checks:    append([]api.Check{{Name: "database", Run: pool.Ping}, migrationsCheck(pool)}, checks...),
+		Registry:  registry,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.HTTPAddr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("listening", "addr", ln.Addr().String())
+
+	runCtx, stopRunner := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runner := projections.NewRunner(projections.RunnerConfig{Logger: logger}, pool, store)
+		if err := runner.Run(runCtx); err != nil {
+			logger.Error("projector stopped", "err", err)
+		}
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		stopRunner()
+		wg.Wait()
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	stopRunner()
+	wg.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// migrate applies the schema to the read-model database (and to a separate
+// Postgres event store database when one is configured).
+func migrate(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger)
+	if err != nil {
+		return err
+	}
+	pool.Close()
+	if kind, _ := eventStoreKind(cfg.EventStoreURL); kind == "postgres" {
+		esPool, err := openDatabase(ctx, cfg.EventStoreURL, logger)
+		if err != nil {
+			return err
+		}
+		esPool.Close()
+	}
+	return nil
+}
+
+// openDatabase connects and applies pending migrations, so `serve` never runs
+// against an old schema.
+func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger) (*pgxpool.Pool, error) {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	m, err := migrations.New(pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	defer m.Close()
+	n, err := m.Up(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("database %s: %w", redact(dbURL), err)
+	}
+	current, _, _ := m.Versions(ctx)
+	logger.Info("migrations applied", "database", redact(dbURL), "applied", n, "version", current)
+	return pool, nil
+}
+
+// openEventStore selects the event store adapter from LEDGER_EVENTSTORE_URL.
+func openEventStore(ctx context.Context, cfg Config, pool *pgxpool.Pool, logger *slog.Logger) (eventstore.Store, []api.Check, func(), error) {
+	opts := postgres.Options{PollInterval: cfg.EventStorePollPeriod}
+	if cfg.EventStoreURL == "" {
+		s := postgres.New(pool, opts)
+		return s, []api.Check{{Name: "eventstore", Run: s.Ping}}, func() {}, nil
+	}
+	kind, err := eventStoreKind(cfg.EventStoreURL)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if kind != "postgres" {
+		return nil, nil, nil, fmt.Errorf("LEDGER_EVENTSTORE_URL: the KurrentDB backend is not in this build yet; leave it empty or use a postgres:// URL")
+	}
+	esPool, err := openDatabase(ctx, cfg.EventStoreURL, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s := postgres.New(esPool, opts)
+	return s, []api.Check{{Name: "eventstore", Run: s.Ping}}, esPool.Close, nil
+}
+
+// migrationsCheck reports not-ready while the database is behind the binary's
+// schema (another process may be mid-migration, or someone rolled back).
+func migrationsCheck(pool *pgxpool.Pool) api.Check {
+	return api.Check{Name: "migrations", Run: func(ctx context.Context) error {
+		m, err := migrations.New(pool)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		current, target, err := m.Versions(ctx)
+		if err != nil {
+			return err
+		}
+		if current < target {
+			return fmt.Errorf("schema version %d, binary needs %d", current, target)
+		}
+		return nil
+	}}
+}
+
+// redact hides a password in a database URL for logs.
+func redact(dbURL string) string {
+	if u, err := url.Parse(dbURL); err == nil {
+		return u.Redacted()
+	}
+	return "(unparsable URL)"
+}

@@ -1,0 +1,86 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/eventstore"
+)
+
+// errCheckpointMoved says the compare-and-set of a checkpoint found another
+// position than the one the batch was built on: another writer (a second
+// runner, or Reset) moved it, so the batch is rolled back and the runner
+// restarts from the database.
+var errCheckpointMoved = errors.New("projections: checkpoint moved by another writer")
+
+// readCheckpoint returns the committed checkpoint of name, or Start.
+func readCheckpoint(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, error) {
+	var s string
+	err := pool.QueryRow(ctx, "SELECT position FROM projection_checkpoints WHERE name = $1", name).Scan(&s)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eventstore.Start, nil
+	}
+	if err != nil {
+		return eventstore.Start, fmt.Errorf("projections: read checkpoint %s: %w", name, err)
+	}
+	return parseCheckpoint(name, s)
+}
+
+// loadCheckpoint returns the committed checkpoint of name, storing Start
+// first when there is none, so that every later advance is a plain
+// compare-and-set.
+func loadCheckpoint(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, error) {
+	const q = `INSERT INTO projection_checkpoints (name, position) VALUES ($1, $2)
+		ON CONFLICT (name) DO NOTHING`
+	if _, err := pool.Exec(ctx, q, name, eventstore.Start.String()); err != nil {
+		return eventstore.Start, fmt.Errorf("projections: create checkpoint %s: %w", name, err)
+	}
+	return readCheckpoint(ctx, pool, name)
+}
+
+func parseCheckpoint(name, s string) (eventstore.Position, error) {
+	p, err := eventstore.ParsePosition(s)
+	if err != nil {
+		return eventstore.Start, fmt.Errorf("projections: checkpoint %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// advanceCheckpoint moves name from from to to, or fails with
+// errCheckpointMoved. Running it first in the batch's transaction also
+// serialises racing writers on the checkpoint row before either touches a
+// read-model row.
+func advanceCheckpoint(ctx context.Context, tx pgx.Tx, name string, from, to eventstore.Position) error {
+	const q = `UPDATE projection_checkpoints SET position = $3, updated_at = now()
+		WHERE name = $1 AND position = $2`
+	tag, err := tx.Exec(ctx, q, name, from.String(), to.String())
+	if err != nil {
+		return fmt.Errorf("projections: advance checkpoint %s to %s: %w", name, to, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("projections: advance checkpoint %s from %s to %s: %w", name, from, to, errCheckpointMoved)
+	}
+	return nil
+}
+
+// Reset empties the payments read model and deletes the checkpoint name, in
+// one transaction, so that the next Run rebuilds everything from the start
+// of the feed. A runner active meanwhile notices through its compare-and-set
+// and restarts from the start.
+func Reset(ctx context.Context, pool *pgxpool.Pool, name string) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "TRUNCATE payments, payment_events"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "DELETE FROM projection_checkpoints WHERE name = $1", name)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("projections: reset %s: %w", name, err)
+	}
+	return nil
+}

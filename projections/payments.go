@@ -1,0 +1,149 @@
+package projections
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
+)
+
+// paymentKey identifies a payment in the read model.
+type paymentKey struct{ provider, id string }
+
+func comparePaymentKeys(a, b paymentKey) int {
+	if c := cmp.Compare(a.provider, b.provider); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// projectPayments is the payments read model's handler: it records events in
+// payment_events and re-folds every payment they touch. Each step is one
+// statement whatever the batch size, because the projector's throughput is
+// bounded by round trips to Postgres.
+func projectPayments(ctx context.Context, tx pgx.Tx, codec *eventstore.Codec, events []decoded) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := insertHistory(ctx, tx, events); err != nil {
+		return err
+	}
+	keys := affectedPayments(events)
+	histories, err := loadHistories(ctx, tx, codec, keys)
+	if err != nil {
+		return err
+	}
+	states := make([]domain.PaymentState, 0, len(keys))
+	for _, k := range keys {
+		// The one state machine: the same fold the command path uses.
+		states = append(states, domain.Fold(histories[k]...).State())
+	}
+	return upsertPayments(ctx, tx, states)
+}
+
+// affectedPayments returns the batch's payments, sorted so that concurrent
+// writers lock rows in the same order.
+func affectedPayments(events []decoded) []paymentKey {
+	keys := make([]paymentKey, 0, len(events))
+	for _, d := range events {
+		keys = append(keys, paymentKey{d.meta.Provider, d.meta.ProviderPaymentID})
+	}
+	slices.SortFunc(keys, comparePaymentKeys)
+	return slices.Compact(keys)
+}
+
+// upsertPayments writes the folded states. The row id is left alone on
+// conflict (it is the immutable list order), and a row whose state did not
+// change is not rewritten, so replaying a batch leaves the table as it was.
+func upsertPayments(ctx context.Context, tx pgx.Tx, states []domain.PaymentState) error {
+	const q = `INSERT INTO payments AS p
+		(provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded,
+		 amount_disputed, created_at, updated_at, event_count, review_reasons)
+		SELECT u.provider, u.payment_id, u.status, u.currency, u.amount, u.captured, u.refunded,
+			u.disputed, u.created_at, u.updated_at, u.event_count,
+			ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb))
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+			$8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::text[])
+			AS u(provider, payment_id, status, currency, amount, captured, refunded,
+			     disputed, created_at, updated_at, event_count, reasons)
+		ON CONFLICT (provider, provider_payment_id) DO UPDATE SET
+			status = excluded.status, currency = excluded.currency, amount = excluded.amount,
+			amount_captured = excluded.amount_captured, amount_refunded = excluded.amount_refunded,
+			amount_disputed = excluded.amount_disputed, created_at = excluded.created_at,
+			updated_at = excluded.updated_at, event_count = excluded.event_count,
+			review_reasons = excluded.review_reasons, projected_at = now()
+		WHERE (p.status, p.currency, p.amount, p.amount_captured, p.amount_refunded, p.amount_disputed,
+		       p.created_at, p.updated_at, p.event_count, p.review_reasons)
+		   IS DISTINCT FROM
+		      (excluded.status, excluded.currency, excluded.amount, excluded.amount_captured,
+		       excluded.amount_refunded, excluded.amount_disputed, excluded.created_at,
+		       excluded.updated_at, excluded.event_count, excluded.review_reasons)`
+	c := newPaymentColumns(len(states))
+	for _, s := range states {
+		if err := c.add(s); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Exec(ctx, q, c.provider, c.paymentID, c.status, c.currency, c.amount, c.captured,
+		c.refunded, c.disputed, c.createdAt, c.updatedAt, c.eventCount, c.reasons)
+	if err != nil {
+		return fmt.Errorf("upsert %d payments: %w", len(states), err)
+	}
+	return nil
+}
+
+// paymentColumns holds payment states column by column for unnest.
+type paymentColumns struct {
+	provider, paymentID, status, currency []string
+	amount, captured, refunded, disputed  []int64
+	createdAt, updatedAt                  []time.Time
+	eventCount                            []int32
+	reasons                               []string // JSON arrays: unnest cannot carry ragged text[][]
+}
+
+func newPaymentColumns(n int) *paymentColumns {
+	return &paymentColumns{
+		provider: make([]string, 0, n), paymentID: make([]string, 0, n),
+		status: make([]string, 0, n), currency: make([]string, 0, n),
+		amount: make([]int64, 0, n), captured: make([]int64, 0, n),
+		refunded: make([]int64, 0, n), disputed: make([]int64, 0, n),
+		createdAt: make([]time.Time, 0, n), updatedAt: make([]time.Time, 0, n),
+		eventCount: make([]int32, 0, n), reasons: make([]string, 0, n),
+	}
+}
+
+func (c *paymentColumns) add(s domain.PaymentState) error {
+	reasons, err := json.Marshal(nonNil(s.ReviewReasons))
+	if err != nil {
+		return fmt.Errorf("encode review reasons of %s/%s: %w", s.Provider, s.ProviderPaymentID, err)
+	}
+	c.provider = append(c.provider, s.Provider)
+	c.paymentID = append(c.paymentID, s.ProviderPaymentID)
+	c.status = append(c.status, string(s.Status))
+	c.currency = append(c.currency, string(s.Currency))
+	c.amount = append(c.amount, s.Amount)
+	c.captured = append(c.captured, s.AmountCaptured)
+	c.refunded = append(c.refunded, s.AmountRefunded)
+	c.disputed = append(c.disputed, s.AmountDisputed)
+	c.createdAt = append(c.createdAt, s.CreatedAt)
+	c.updatedAt = append(c.updatedAt, s.UpdatedAt)
+	c.eventCount = append(c.eventCount, int32(s.EventCount))
+	c.reasons = append(c.reasons, string(reasons))
+	return nil
+}
+
+// nonNil returns s, or an empty slice for nil: read models never hold a
+// NULL list.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

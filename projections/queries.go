@@ -1,0 +1,146 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// Queries reads the payments read model.
+type Queries struct {
+	pool *pgxpool.Pool
+}
+
+// NewQueries returns Queries over pool.
+func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+
+// paymentRow is a payments row as RowToStructByName reads it.
+type paymentRow struct {
+	ID                int64     `db:"id"`
+	Provider          string    `db:"provider"`
+	ProviderPaymentID string    `db:"provider_payment_id"`
+	Status            string    `db:"status"`
+	Currency          string    `db:"currency"`
+	Amount            int64     `db:"amount"`
+	AmountCaptured    int64     `db:"amount_captured"`
+	AmountRefunded    int64     `db:"amount_refunded"`
+	AmountDisputed    int64     `db:"amount_disputed"`
+	CreatedAt         time.Time `db:"created_at"`
+	UpdatedAt         time.Time `db:"updated_at"`
+	EventCount        int       `db:"event_count"`
+	ReviewReasons     []string  `db:"review_reasons"`
+}
+
+const paymentColumnList = `id, provider, provider_payment_id, status, currency, amount, amount_captured,
+	amount_refunded, amount_disputed, created_at, updated_at, event_count, review_reasons`
+
+func (r paymentRow) state() domain.PaymentState {
+	return domain.PaymentState{
+		Provider:          r.Provider,
+		ProviderPaymentID: r.ProviderPaymentID,
+		Status:            domain.Status(r.Status),
+		Currency:          domain.Currency(r.Currency),
+		Amount:            r.Amount,
+		AmountCaptured:    r.AmountCaptured,
+		AmountRefunded:    r.AmountRefunded,
+		AmountDisputed:    r.AmountDisputed,
+		CreatedAt:         r.CreatedAt.UTC(),
+		UpdatedAt:         r.UpdatedAt.UTC(),
+		EventCount:        r.EventCount,
+		ReviewReasons:     nonNil(r.ReviewReasons),
+	}
+}
+
+// Payment returns one payment's state, or an error wrapping
+// domain.ErrUnknownPayment when the read model has no such payment.
+func (q *Queries) Payment(ctx context.Context, provider, providerPaymentID string) (domain.PaymentState, error) {
+	const sql = `SELECT ` + paymentColumnList + ` FROM payments
+		WHERE provider = $1 AND provider_payment_id = $2`
+	rows, _ := q.pool.Query(ctx, sql, provider, providerPaymentID)
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[paymentRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.PaymentState{}, fmt.Errorf("projections: payment %s/%s: %w", provider, providerPaymentID, domain.ErrUnknownPayment)
+	}
+	if err != nil {
+		return domain.PaymentState{}, fmt.Errorf("projections: payment %s/%s: %w", provider, providerPaymentID, err)
+	}
+	return row.state(), nil
+}
+
+// ListPayments returns a page of payments, newest first (in the order the
+// projector first saw them), filtered by provider and status. Pages are
+// keyset pages on the immutable row id: payments projected after a page was
+// served never shift the later pages, and no payment appears twice.
+func (q *Queries) ListPayments(ctx context.Context, f domain.PaymentFilter) (domain.PaymentPage, error) {
+	const op = "projections: list payments"
+	limit, err := pageLimit(f.Limit)
+	if err != nil {
+		return domain.PaymentPage{}, err
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if f.Cursor != "" {
+		after, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return domain.PaymentPage{}, err
+		}
+		where = append(where, "id < "+arg(after))
+	}
+	if f.Provider != "" {
+		where = append(where, "provider = "+arg(f.Provider))
+	}
+	if f.Status != "" {
+		if !slices.Contains(domain.Statuses(), f.Status) {
+			return domain.PaymentPage{}, domain.Invalid(op, fmt.Sprintf("unknown status %q", f.Status), nil)
+		}
+		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	sql := "SELECT " + paymentColumnList + " FROM payments"
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	// One row more than the page tells whether there is a next page.
+	sql += " ORDER BY id DESC LIMIT " + arg(limit+1)
+	rows, _ := q.pool.Query(ctx, sql, args...)
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[paymentRow])
+	if err != nil {
+		return domain.PaymentPage{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return page(list, limit), nil
+}
+
+// page turns up to limit+1 rows into a page and its cursor.
+func page(list []paymentRow, limit int) domain.PaymentPage {
+	var p domain.PaymentPage
+	if len(list) > limit {
+		list = list[:limit]
+		p.NextCursor = encodeCursor(list[len(list)-1].ID)
+	}
+	p.Payments = make([]domain.PaymentState, len(list))
+	for i, r := range list {
+		p.Payments[i] = r.state()
+	}
+	return p
+}
+
+// pageLimit validates a filter's limit, applying the default for 0.
+func pageLimit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return domain.DefaultPageSize, nil
+	case n < 0 || n > domain.MaxPageSize:
+		return 0, domain.Invalid("projections: list payments",
+			fmt.Sprintf("limit must be between 1 and %d", domain.MaxPageSize), nil)
+	}
+	return n, nil
+}

@@ -1,0 +1,130 @@
+package projections
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/eventstore"
+)
+
+// Subscriber is the part of eventstore.Store the runner uses.
+type Subscriber interface {
+	SubscribeAll(ctx context.Context, from eventstore.Position, filter eventstore.Filter) (eventstore.Subscription, error)
+}
+
+// Defaults of RunnerConfig.
+const (
+	DefaultName      = "payments_v1"
+	DefaultBatchSize = 500
+	DefaultRetryMin  = 100 * time.Millisecond
+	DefaultRetryMax  = 10 * time.Second
+)
+
+// RunnerConfig configures a Runner. Zero fields take the defaults.
+type RunnerConfig struct {
+	// Name is the checkpoint name and the advisory lock's key. It is the
+	// projection's identity: renaming it means a rebuild.
+	Name string
+	// BatchSize bounds the messages applied in one transaction.
+	BatchSize int
+	// RetryMin and RetryMax bound the jittered exponential backoff after a
+	// failure, and the wait while another process holds the lock.
+	RetryMin, RetryMax time.Duration
+	// Logger receives retries and lock waits; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c *RunnerConfig) setDefaults() {
+	if c.Name == "" {
+		c.Name = DefaultName
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = DefaultRetryMin
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = DefaultRetryMax
+	}
+	c.RetryMax = max(c.RetryMax, c.RetryMin)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Runner projects payment events into the payments read model. See the
+// package documentation for its transaction, checkpoint and error rules.
+type Runner struct {
+	cfg   RunnerConfig
+	pool  *pgxpool.Pool
+	sub   Subscriber
+	codec *eventstore.Codec
+	log   *slog.Logger
+}
+
+// NewRunner returns a runner that reads from sub and writes to pool. While
+// it runs, the runner keeps one pool connection for its advisory lock and
+// uses another for each batch, so pool must allow at least two connections.
+func NewRunner(cfg RunnerConfig, pool *pgxpool.Pool, sub Subscriber) *Runner {
+	cfg.setDefaults()
+	return &Runner{
+		cfg:   cfg,
+		pool:  pool,
+		sub:   sub,
+		codec: eventstore.NewCodec(),
+		log:   cfg.Logger.With("projection", cfg.Name),
+	}
+}
+
+// Position returns the runner's committed checkpoint (Start when none is
+// stored yet).
+func (r *Runner) Position(ctx context.Context) (eventstore.Position, error) {
+	return readCheckpoint(ctx, r.pool, r.cfg.Name)
+}
+
+// Run projects until ctx is done, then returns nil. It waits for the
+// projection's advisory lock first, and retries every failure with backoff
+// from the committed checkpoint, so it only returns when ctx ends. Call it
+// from one goroutine at a time.
+func (r *Runner) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		lk, err := r.lock(ctx)
+		if err != nil {
+			continue // ctx ended while waiting
+		}
+		r.follow(ctx, lk)
+		lk.release(ctx)
+	}
+	return nil
+}
+
+// follow runs sessions while this process holds the lock: each session reads
+// the checkpoint, subscribes and applies batches until an error, after which
+// follow backs off and starts over from the database. It returns when ctx is
+// done or the lock's connection is lost.
+func (r *Runner) follow(ctx context.Context, lk *lease) {
+	attempt := 0
+	for {
+		progressed, err := r.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if progressed {
+			attempt = 0
+		}
+		r.log.ErrorContext(ctx, "projection stopped; retrying from the committed checkpoint",
+			"err", err, "attempt", attempt+1)
+		if !sleep(ctx, backoff(r.cfg.RetryMin, r.cfg.RetryMax, attempt)) {
+			return
+		}
+		attempt++
+		if err := lk.check(ctx); err != nil {
+			r.log.WarnContext(ctx, "lost the projection lock", "err", err)
+			return
+		}
+	}
+}

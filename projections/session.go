@@ -1,0 +1,100 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/payledger/payledger/eventstore"
+)
+
+// pumped is one result of Subscription.Next.
+type pumped struct {
+	msg eventstore.Message
+	err error
+}
+
+// session subscribes from the committed checkpoint and applies batches until
+// something fails. progressed reports whether any batch was committed, so the
+// caller can reset its backoff. The returned error is never nil unless ctx
+// is done.
+func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
+	pos, err := loadCheckpoint(ctx, r.pool, r.cfg.Name)
+	if err != nil {
+		return false, err
+	}
+	r.log.InfoContext(ctx, "projecting", "from", pos.String())
+	sub, err := r.sub.SubscribeAll(ctx, pos, eventstore.Filter{StreamPrefix: eventstore.PaymentStreamPrefix})
+	if err != nil {
+		return false, fmt.Errorf("projections: subscribe from %s: %w", pos, err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	msgs := make(chan pumped, r.cfg.BatchSize)
+	done := make(chan struct{})
+	go pump(ctx, sub, msgs, done)
+	// Stop the pump before Close runs (defers run last first): a
+	// Subscription need not support Close concurrently with Next.
+	defer func() { cancel(); <-done }()
+
+	for {
+		batch, subErr := gather(ctx, msgs, r.cfg.BatchSize)
+		if len(batch) > 0 {
+			next, err := r.apply(ctx, pos, batch)
+			if next != pos {
+				progressed = true
+				pos = next
+			}
+			if err != nil {
+				return progressed, err
+			}
+		}
+		if subErr != nil {
+			return progressed, fmt.Errorf("projections: subscription after %s: %w", pos, subErr)
+		}
+	}
+}
+
+// pump feeds the subscription into msgs so that gather can take what is
+// ready without blocking. It stops after the first error or when ctx is done.
+func pump(ctx context.Context, sub eventstore.Subscription, msgs chan<- pumped, done chan<- struct{}) {
+	defer close(done)
+	for {
+		m, err := sub.Next(ctx)
+		select {
+		case msgs <- pumped{msg: m, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// gather blocks for the first message, then takes whatever else is already
+// waiting, up to limit messages. A subscription error ends the batch; it is
+// returned alongside the messages before it so those still get applied.
+func gather(ctx context.Context, msgs <-chan pumped, limit int) ([]eventstore.Message, error) {
+	var batch []eventstore.Message
+	select {
+	case p := <-msgs:
+		if p.err != nil {
+			return nil, p.err
+		}
+		batch = append(batch, p.msg)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for len(batch) < limit {
+		select {
+		case p := <-msgs:
+			if p.err != nil {
+				return batch, p.err
+			}
+			batch = append(batch, p.msg)
+		default:
+			return batch, nil
+		}
+	}
+	return batch, nil
+}
