@@ -1,0 +1,53 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// authenticate guards /v1: it requires "Authorization: Bearer <token>"
+// matching a configured token, and records the token's role for the
+// handlers (and the access log). Every role may read.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		role, ok := matchToken(s.tokens, r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			s.writeError(w, r, domain.Unauthorized("api: authenticate", "missing or invalid bearer token", nil))
+			return
+		}
+		infoFrom(r.Context()).role = role
+		next.ServeHTTP(w, r)
+	})
+}
+
+// matchToken finds the role of the bearer token in an Authorization header.
+// It compares SHA-256 digests (fixed length, so the time does not depend on
+// how much of a token matched or on its length) against every configured
+// token without stopping at a match, so the time does not tell which one
+// matched either.
+func matchToken(tokens []tokenDigest, header string) (Role, bool) {
+	scheme, presented, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	presented = strings.TrimSpace(presented)
+	if presented == "" {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(presented))
+	found, idx := 0, 0
+	for i := range tokens {
+		eq := subtle.ConstantTimeCompare(sum[:], tokens[i].sum[:])
+		idx = subtle.ConstantTimeSelect(eq, i, idx)
+		found |= eq
+	}
+	if found == 0 {
+		return "", false
+	}
+	return tokens[idx].role, true
+}

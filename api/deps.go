@@ -1,0 +1,49 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
+)
+
+// Provider verifies and decodes one payment provider's webhook deliveries.
+// providers/stripe implements it; api never imports an adapter.
+type Provider interface {
+	// Name is the lower-case provider name used in the webhook route and in
+	// stream names ("stripe").
+	Name() string
+	// Verify authenticates the raw delivery at time now. It fails with
+	// KindInvalid (malformed, forged or stale signature: 400) or
+	// KindUnauthorized (401). Nothing is parsed before Verify succeeds.
+	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
+	// Parse maps a verified delivery to domain events. KindInvalid → 400. A
+	// Notification without events is a valid delivery we do not track.
+	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
+}
+
+// EventStore is the part of eventstore.Store the API uses: appending webhook
+// facts and reading a payment's stream for the audit endpoint.
+type EventStore interface {
+	Append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, events []eventstore.EventData) (eventstore.AppendResult, error)
+	ReadStream(ctx context.Context, stream string) ([]eventstore.RecordedEvent, error)
+}
+
+// PaymentReader answers payment queries from the read models.
+type PaymentReader interface {
+	// Payment returns one payment; an unknown one is an error wrapping
+	// domain.ErrUnknownPayment.
+	Payment(ctx context.Context, provider, providerPaymentID string) (domain.PaymentState, error)
+	// ListPayments returns one page; a bad limit or cursor is KindInvalid.
+	ListPayments(ctx context.Context, f domain.PaymentFilter) (domain.PaymentPage, error)
+}
+
+// Check is one readiness probe of /readyz, such as pinging Postgres or the
+// event store. Run must return promptly once ctx is done.
+type Check struct {
+	Name string
+	Run  func(ctx context.Context) error
+}

@@ -1,0 +1,14 @@
+// Package api is payledger's HTTP layer: the provider webhooks (verify, map to
+// domain events, append to the payment's stream) and the bearer-token read
+// API over payments and their audited event history, plus health, readiness
+// and metrics endpoints.
+//
+// It imports domain and the eventstore contract package only. The provider
+// adapters, the event store and the read models it talks to are reached
+// through the small interfaces declared in deps.go; cmd/ledger wires the real
+// implementations. api must not import providers/*, eventstore adapters or
+// projections, so the request path never depends on how they are built.
+//
+// Every handler has the same shape: parse, call, and either write JSON or hand
+// the error to writeError, which owns the single Kind → HTTP status table.
+package api

@@ -1,0 +1,76 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// getPayment serves GET /v1/payments/{provider}/{provider_payment_id}.
+func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
+	v := mux.Vars(r)
+	p, err := s.payments.Payment(r.Context(), v["provider"], v["provider_payment_id"])
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, viewPayment(p))
+}
+
+// paymentList is the body of a payment list. NextCursor is "" on the last
+// page: it is always present, so clients test one value, never absence.
+type paymentList struct {
+	Payments   []paymentView `json:"payments"`
+	NextCursor string        `json:"next_cursor"`
+}
+
+// listPayments serves GET /v1/payments?provider=&status=&limit=&cursor=.
+func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := s.payments.ListPayments(r.Context(), f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := paymentList{Payments: make([]paymentView, 0, len(page.Payments)), NextCursor: page.NextCursor}
+	for _, p := range page.Payments {
+		out.Payments = append(out.Payments, viewPayment(p))
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+}
+
+// parseFilter validates the list query. An empty parameter counts as absent;
+// a repeated one is refused rather than silently taking one of the values.
+func parseFilter(q url.Values) (domain.PaymentFilter, error) {
+	const op = "api: list payments"
+	for _, name := range []string{"provider", "status", "limit", "cursor"} {
+		if len(q[name]) > 1 {
+			return domain.PaymentFilter{}, domain.Invalid(op, fmt.Sprintf("query parameter %q given more than once", name), nil)
+		}
+	}
+	f := domain.PaymentFilter{Provider: q.Get("provider"), Cursor: q.Get("cursor")}
+	if st := q.Get("status"); st != "" {
+		if !slices.Contains(domain.Statuses(), domain.Status(st)) {
+			return f, domain.Invalid(op, fmt.Sprintf("status %q is not one of %v", st, domain.Statuses()), nil)
+		}
+		f.Status = domain.Status(st)
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > domain.MaxPageSize {
+			return f, domain.Invalid(op, fmt.Sprintf("limit %q must be an integer from 1 to %d", l, domain.MaxPageSize), err)
+		}
+		f.Limit = n
+	}
+	return f, nil
+}

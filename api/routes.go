@@ -1,0 +1,68 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// routes builds the router and wraps it in the middleware every request
+// passes, matched or not: request ID, then access log and panic recovery.
+// gorilla/mux runs its own middleware only on matched routes, which is why
+// these wrap the router instead of being registered with Use.
+func (s *Server) routes() http.Handler {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(s.notFound)
+	r.MethodNotAllowedHandler = s.methodNotAllowed(r)
+
+	// HEAD too: some load balancers probe with it.
+	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet, http.MethodHead)
+	if s.registry != nil {
+		r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	}
+
+	// Webhooks authenticate by the provider's signature, not a token.
+	r.HandleFunc("/webhooks/{provider}", s.handleWebhook).Methods(http.MethodPost)
+
+	// /v1 requires a bearer token. The routes sit on the root router, each
+	// wrapped in authenticate, rather than on a PathPrefix subrouter:
+	// gorilla/mux 1.8.1 subrouters forget a method mismatch when a later
+	// route's copied prefix matcher succeeds, answering 404 instead of 405.
+	v1 := func(path string, h http.HandlerFunc) {
+		r.Handle("/v1"+path, s.authenticate(h)).Methods(http.MethodGet)
+	}
+	v1("/payments", s.listPayments)
+	v1("/payments/{provider}/{provider_payment_id}", s.getPayment)
+	v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
+
+	return s.withRequestID(s.observe(r))
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, notFound("api: route", "no such route"))
+}
+
+// methodNotAllowed answers 405 with the Allow header RFC 9110 asks for,
+// found by matching the same path with each method.
+func (s *Server) methodNotAllowed(router *mux.Router) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allowed []string
+		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			probe := r.Clone(r.Context())
+			probe.Method = method
+			// With a 405 handler set, Match also succeeds on a method
+			// mismatch, reporting it in MatchErr.
+			var m mux.RouteMatch
+			if router.Match(probe, &m) && m.MatchErr == nil {
+				allowed = append(allowed, method)
+			}
+		}
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+		}
+		s.writeErrorBody(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+	})
+}

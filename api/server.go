@@ -1,0 +1,82 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payledger/payledger/eventstore"
+)
+
+// Deps are the collaborators of a Server. cmd/ledger passes the real
+// adapters; tests pass fakes.
+type Deps struct {
+	// Store receives webhook facts and serves the audit endpoint. Required.
+	Store EventStore
+	// Payments serves the payment read models. Required.
+	Payments PaymentReader
+	// Providers are the configured providers only: a provider missing here
+	// answers 404 on its webhook route, so a disabled provider is never open.
+	Providers []Provider
+	// Checks are run by /readyz.
+	Checks []Check
+	// Registry, when set, receives the server's metrics and is served on
+	// GET /metrics. Nothing is registered globally.
+	Registry *prometheus.Registry
+}
+
+// Server is payledger's HTTP handler. Build it with NewServer.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	store     EventStore
+	payments  PaymentReader
+	providers map[string]Provider
+	checks    []Check
+	tokens    []tokenDigest
+	codec     *eventstore.Codec
+	metrics   *metrics // nil without a registry
+	registry  *prometheus.Registry
+	handler   http.Handler
+}
+
+// NewServer validates cfg and deps, applies defaults and builds the routes.
+func NewServer(cfg Config, deps Deps) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("api: new server: %w", err)
+	}
+	if err := deps.validate(); err != nil {
+		return nil, fmt.Errorf("api: new server: %w", err)
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     deps.Store,
+		payments:  deps.Payments,
+		providers: make(map[string]Provider, len(deps.Providers)),
+		checks:    deps.Checks,
+		tokens:    digestTokens(cfg.Tokens),
+		codec:     eventstore.NewCodec(),
+		registry:  deps.Registry,
+	}
+	names := make([]string, 0, len(deps.Providers))
+	for _, p := range deps.Providers {
+		s.providers[p.Name()] = p
+		names = append(names, p.Name())
+	}
+	m, err := newMetrics(deps.Registry, names)
+	if err != nil {
+		return nil, fmt.Errorf("api: new server: %w", err)
+	}
+	s.metrics = m
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}

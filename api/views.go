@@ -1,0 +1,51 @@
+package api
+
+import (
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// paymentView is the JSON shape of a payment, shared by the payment, list
+// and events endpoints so a client parses one object everywhere.
+type paymentView struct {
+	Provider          string          `json:"provider"`
+	ProviderPaymentID string          `json:"provider_payment_id"`
+	Status            domain.Status   `json:"status"`
+	Amount            int64           `json:"amount"`
+	Currency          domain.Currency `json:"currency"`
+	AmountCaptured    int64           `json:"amount_captured"`
+	AmountRefunded    int64           `json:"amount_refunded"`
+	AmountDisputed    int64           `json:"amount_disputed"`
+	CreatedAt         string          `json:"created_at"`
+	UpdatedAt         string          `json:"updated_at"`
+	EventCount        int             `json:"event_count"`
+	ReviewReasons     []string        `json:"review_reasons"`
+}
+
+func viewPayment(p domain.PaymentState) paymentView {
+	reasons := p.ReviewReasons
+	if reasons == nil {
+		reasons = []string{} // always an array, never null
+	}
+	return paymentView{
+		Provider:          p.Provider,
+		ProviderPaymentID: p.ProviderPaymentID,
+		Status:            p.Status,
+		Amount:            p.Amount,
+		Currency:          p.Currency,
+		AmountCaptured:    p.AmountCaptured,
+		AmountRefunded:    p.AmountRefunded,
+		AmountDisputed:    p.AmountDisputed,
+		CreatedAt:         formatTime(p.CreatedAt),
+		UpdatedAt:         formatTime(p.UpdatedAt),
+		EventCount:        p.EventCount,
+		ReviewReasons:     reasons,
+	}
+}
+
+// formatTime renders t as RFC 3339 in UTC, with fractional seconds only
+// when t has them (provider timestamps are whole seconds).
+func formatTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
