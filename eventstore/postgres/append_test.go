@@ -1,0 +1,220 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
+)
+
+// countingConn counts writes to the server: pgx sends a statement's
+// messages in one write and then waits, so one write is one round trip.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestAppendOneRoundTrip: once pgx has prepared es_append's statement on a
+// connection, an append costs one round trip, batch or not.
+func TestAppendOneRoundTrip(t *testing.T) {
+	ctx := t.Context()
+	cfg := newPool(t, 1).Config()
+	var writes atomic.Int64
+	var dialer net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		return countingConn{Conn: c, writes: &writes}, err
+	}
+	s := New(newPoolWith(t, cfg), Options{})
+	const stream = "payment-stripe-pi_3Nk-x_Yround"
+	if _, err := s.Append(ctx, stream, eventstore.NoStream(), []eventstore.EventData{testEvent(t, stream, "warm")}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		expected eventstore.ExpectedRevision
+		keys     []string
+	}{
+		{"single", eventstore.Exact(0), []string{"a"}},
+		{"batch", eventstore.Any(), []string{"b", "c", "d"}},
+		{"duplicate", eventstore.Any(), []string{"a"}},
+	}
+	for _, tt := range tests {
+		var evs []eventstore.EventData
+		for _, k := range tt.keys {
+			evs = append(evs, testEvent(t, stream, k))
+		}
+		before := writes.Load()
+		if _, err := s.Append(ctx, stream, tt.expected, evs); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := writes.Load() - before; n != 1 {
+			t.Errorf("%s: append took %d round trips, want 1", tt.name, n)
+		}
+	}
+}
+
+// TestAppendRetriesWhenHeadIsYounger: es_append refuses to put an event
+// after a head written by a younger transaction (the feed, ordered by
+// transaction ID, would deliver it before its predecessor) and asks for a
+// new transaction; Store.Append then appends in order.
+func TestAppendRetriesWhenHeadIsYounger(t *testing.T) {
+	ctx := t.Context()
+	pool := newPool(t, 4)
+	s := New(pool, Options{})
+	const stream = "payment-stripe-pi_3Nk-x_Yyounger"
+	a, b := testEvent(t, stream, "a"), testEvent(t, stream, "b")
+
+	old, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Rollback(context.Background())
+	if _, err := old.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil { // takes its ID now
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, stream, eventstore.NoStream(), []eventstore.EventData{a}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := appendIn(ctx, old, stream, b); err != nil || out != "retry" {
+		t.Fatalf("es_append in the older transaction = %q, %v; want retry", out, err)
+	}
+	if err := old.Commit(ctx); err != nil { // it wrote nothing
+		t.Fatal(err)
+	}
+	res, err := s.Append(ctx, stream, eventstore.Any(), []eventstore.EventData{b})
+	if err != nil || res.Revision != 1 {
+		t.Fatalf("append = %+v, %v; want revision 1", res, err)
+	}
+	evs, err := s.ReadStream(ctx, stream)
+	if err != nil || len(evs) != 2 || evs[0].Position.Compare(evs[1].Position) >= 0 {
+		t.Fatalf("stream = %+v, %v; want a then b, in feed order", evs, err)
+	}
+}
+
+// TestAppendLosesRaceMidBatch: a batch whose first revision is taken by a
+// transaction that commits while the batch waits on it, with its later
+// revisions free, is rolled back whole (never a partial batch); with Any it
+// is then appended after the winner.
+func TestAppendLosesRaceMidBatch(t *testing.T) {
+	tests := []struct {
+		name     string
+		expected eventstore.ExpectedRevision
+		wantErr  error
+		wantLen  int
+	}{
+		{"exact", eventstore.Exact(0), domain.ErrConflict, 2},
+		{"any", eventstore.Any(), nil, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			pool := newPool(t, 4)
+			s := New(pool, Options{})
+			const stream = "payment-stripe-pi_3Nk-x_Yrace"
+			if _, err := s.Append(ctx, stream, eventstore.NoStream(), []eventstore.EventData{testEvent(t, stream, "a")}); err != nil {
+				t.Fatal(err)
+			}
+			winner, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer winner.Rollback(context.Background())
+			if out, err := appendIn(ctx, winner, stream, testEvent(t, stream, "x")); err != nil || out != "appended" {
+				t.Fatalf("winner: %q, %v", out, err)
+			}
+
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.Append(ctx, stream, tt.expected, []eventstore.EventData{testEvent(t, stream, "b"), testEvent(t, stream, "c")})
+				done <- err
+			}()
+			waitForLockWait(t, pool)
+			if err := winner.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; !errors.Is(err, tt.wantErr) {
+				t.Fatalf("append = %v, want %v", err, tt.wantErr)
+			}
+			evs, err := s.ReadStream(ctx, stream)
+			if err != nil || len(evs) != tt.wantLen {
+				t.Fatalf("stream has %d events (%v), want %d", len(evs), err, tt.wantLen)
+			}
+		})
+	}
+}
+
+// waitForLockWait returns once some session's es_append waits on a lock.
+func waitForLockWait(t *testing.T, q rowQuerier) {
+	t.Helper()
+	for {
+		var waiting bool
+		err := q.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%es_append%')`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestAppendEventOfAnotherStream: an event ID stored in another stream is
+// an error (the same provider event about two payments), not a duplicate
+// that would silently drop the fact, and not a retryable conflict.
+func TestAppendEventOfAnotherStream(t *testing.T) {
+	ctx := t.Context()
+	s := New(newPool(t, 4), Options{})
+	ev := testEvent(t, "pi_3Nk-x_Ya", "a")
+	if _, err := s.Append(ctx, "payment-stripe-pi_3Nk-x_Ya", eventstore.Any(), []eventstore.EventData{ev}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Append(ctx, "payment-stripe-pi_3Nk-x_Yb", eventstore.Any(), []eventstore.EventData{ev})
+	if err == nil || errors.Is(err, domain.ErrConflict) || domain.KindOf(err) != domain.KindInternal {
+		t.Fatalf("append = %+v, %v; want an internal error", res, err)
+	}
+}
+
+func TestAppendRejectsInvalidEvents(t *testing.T) {
+	ctx := t.Context()
+	s := New(newPool(t, 4), Options{})
+	valid := testEvent(t, "pi_3Nk-x_Yinvalid", "a")
+	tests := []struct {
+		name   string
+		mangle func(*eventstore.EventData)
+	}{
+		{"no-id", func(e *eventstore.EventData) { e.ID = uuid.Nil }},
+		{"no-type", func(e *eventstore.EventData) { e.Type = "" }},
+		{"no-data", func(e *eventstore.EventData) { e.Data = nil }},
+		{"data-not-json", func(e *eventstore.EventData) { e.Data = []byte(`{"amount":`) }},
+		{"metadata-not-json", func(e *eventstore.EventData) { e.Metadata = []byte(`not json`) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := valid
+			tt.mangle(&ev)
+			stream := "payment-stripe-pi_3Nk-x_Y" + tt.name
+			_, err := s.Append(ctx, stream, eventstore.Any(), []eventstore.EventData{ev})
+			if domain.KindOf(err) != domain.KindInvalid {
+				t.Fatalf("append = %v, want a KindInvalid error", err)
+			}
+			if evs, err := s.ReadStream(ctx, stream); err != nil || len(evs) != 0 {
+				t.Fatalf("stream = %v, %v; want empty", evs, err)
+			}
+		})
+	}
+}
