@@ -62,5 +62,14 @@ func (m *Migrator) Versions(ctx context.Context) (current, target int64, err err
 	return current, target, nil
 }
 
+// DownTo rolls back every migration above version (0: all of them). It is
+// for operators reverting a failed deploy and for tests; serve never calls it.
+func (m *Migrator) DownTo(ctx context.Context, version int64) error {
+	if _, err := m.provider.DownTo(ctx, version); err != nil {
+		return fmt.Errorf("migrations: down to %d: %w", version, err)
+	}
+	return nil
+}
+
 // Close releases the database/sql handle; the pool stays open.
 func (m *Migrator) Close() error { return m.db.Close() }
