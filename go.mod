@@ -3,17 +3,18 @@ module github.com/payledger/payledger
 go 1.26.8
 
 require (
+	github.com/EventStore/EventStore-Client-Go/v4 v4.2.0
 	github.com/google/uuid v1.6.0
 	github.com/gorilla/mux v1.8.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pressly/goose/v3 v3.30.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stripe/stripe-go/v82 v82.5.1
+	google.golang.org/grpc v1.85.0
 	pgregory.net/rapid v1.3.0
 )
 
 require (
-	github.com/EventStore/EventStore-Client-Go/v4 v4.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -31,6 +32,5 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
-	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -16,7 +16,7 @@ import (
 type Config struct {
 	HTTPAddr             string
 	DatabaseURL          string
-	EventStoreURL        string // empty: the Postgres event store in DatabaseURL
+	EventStoreURL        string // empty: the Postgres event store in DatabaseURL; esdb:// or kurrentdb://: KurrentDB
 	StripeSecrets        []string
 	StripeTolerance      time.Duration
 	Tokens               []api.Token
@@ -96,7 +96,7 @@ func eventStoreKind(raw string) (string, error) {
 	case "esdb", "esdb+discover", "kurrentdb", "kurrentdb+discover", "kurrent", "kurrent+discover":
 		return "kurrentdb", nil
 	}
-	return "", fmt.Errorf("scheme %q: want postgres:// (or empty for the main database)", u.Scheme)
+	return "", fmt.Errorf("scheme %q: want esdb:// or kurrentdb:// (KurrentDB), postgres:// (a separate Postgres event store), or empty (the main database)", u.Scheme)
 }
 
 func or(v, def string) string {

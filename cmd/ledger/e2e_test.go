@@ -14,8 +14,10 @@ import (
 // base is a provider timestamp for fixtures; the signature uses the real clock.
 const base int64 = 1_780_000_000
 
-func TestE2ELifecycle(t *testing.T) {
-	l := startLedger(t, baseEnv(newDB(t)))
+func TestE2ELifecycle(t *testing.T) { forEachBackend(t, testLifecycle) }
+
+func testLifecycle(t *testing.T, env map[string]string) {
+	l := startLedger(t, env)
 	now := time.Now()
 	id := "pi_3QxLife-cycle_01"
 	steps := []stripeEvent{
@@ -75,7 +77,11 @@ func TestE2ELifecycle(t *testing.T) {
 }
 
 func TestE2EDuplicateStormAndConcurrentDistinct(t *testing.T) {
-	l := startLedger(t, baseEnv(newDB(t)))
+	forEachBackend(t, testDuplicateStormAndConcurrentDistinct)
+}
+
+func testDuplicateStormAndConcurrentDistinct(t *testing.T, env map[string]string) {
+	l := startLedger(t, env)
 	now := time.Now()
 
 	// 50 simultaneous deliveries of one event: all 200, one stored.
@@ -146,8 +152,10 @@ func eventCount(t *testing.T, l *ledgerProc, id string) int {
 	return len(list)
 }
 
-func TestE2EOrdering(t *testing.T) {
-	l := startLedger(t, baseEnv(newDB(t)))
+func TestE2EOrdering(t *testing.T) { forEachBackend(t, testOrdering) }
+
+func testOrdering(t *testing.T, env map[string]string) {
+	l := startLedger(t, env)
 	now := time.Now()
 	deliver := func(evs ...stripeEvent) {
 		t.Helper()
@@ -198,8 +206,10 @@ func TestE2EOrdering(t *testing.T) {
 	l.waitPayment(t, open, statusIs("disputed"))
 }
 
-func TestE2ERejections(t *testing.T) {
-	l := startLedger(t, baseEnv(newDB(t)))
+func TestE2ERejections(t *testing.T) { forEachBackend(t, testRejections) }
+
+func testRejections(t *testing.T, env map[string]string) {
+	l := startLedger(t, env)
 	now := time.Now()
 	good := piEvent("evt_rej_1", "payment_intent.created", "pi_3QxRejects", base, 100).body()
 	sig := func(body []byte, secret string, ts time.Time) map[string]string {
@@ -253,7 +263,10 @@ func TestE2ERejections(t *testing.T) {
 }
 
 func TestE2EStripeDisabledWithoutSecret(t *testing.T) {
-	env := baseEnv(newDB(t))
+	forEachBackend(t, testStripeDisabledWithoutSecret)
+}
+
+func testStripeDisabledWithoutSecret(t *testing.T, env map[string]string) {
 	delete(env, "LEDGER_STRIPE_WEBHOOK_SECRETS")
 	l := startLedger(t, env)
 	body := piEvent("evt_dis_1", "payment_intent.created", "pi_3QxDisabled", base, 100).body()
@@ -262,8 +275,10 @@ func TestE2EStripeDisabledWithoutSecret(t *testing.T) {
 	}
 }
 
-func TestE2EAuthHealthAndPagination(t *testing.T) {
-	l := startLedger(t, baseEnv(newDB(t)))
+func TestE2EAuthHealthAndPagination(t *testing.T) { forEachBackend(t, testAuthHealthAndPagination) }
+
+func testAuthHealthAndPagination(t *testing.T, env map[string]string) {
+	l := startLedger(t, env)
 	if code, _ := l.get(t, "/healthz", ""); code != http.StatusOK {
 		t.Errorf("healthz: %d", code)
 	}
@@ -337,8 +352,9 @@ func TestE2EAuthHealthAndPagination(t *testing.T) {
 	}
 }
 
-func TestE2ERestartKeepsState(t *testing.T) {
-	env := baseEnv(newDB(t))
+func TestE2ERestartKeepsState(t *testing.T) { forEachBackend(t, testRestartKeepsState) }
+
+func testRestartKeepsState(t *testing.T, env map[string]string) {
 	l := startLedger(t, env)
 	now := time.Now()
 	id := "pi_3QxRestart_01"

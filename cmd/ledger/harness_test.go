@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payledger/payledger/eventstore/kurrenttest"
 	"github.com/payledger/payledger/internal/pgtest"
 	"github.com/payledger/payledger/providers/stripe"
 )
@@ -295,4 +296,27 @@ func disputeEvent(evt, typ, piID string, created, amount int64, status string) s
 	return stripeEvent{ID: evt, Type: typ, Created: created, Object: map[string]any{
 		"id": "dp_" + piID, "object": "dispute", "payment_intent": piID, "charge": "ch_" + piID,
 		"amount": amount, "currency": "usd", "status": status, "reason": "fraudulent"}}
+}
+
+// forEachBackend runs test once per event store backend: the Postgres store
+// in the test's database, and KurrentDB through the official client against
+// an in-process kurrenttest server that outlives ledger restarts.
+func forEachBackend(t *testing.T, test func(t *testing.T, env map[string]string)) {
+	t.Run("postgres", func(t *testing.T) { test(t, baseEnv(newDB(t))) })
+	t.Run("kurrentdb", func(t *testing.T) {
+		env := baseEnv(newDB(t))
+		env["LEDGER_EVENTSTORE_URL"] = newKurrent(t).URL()
+		test(t, env)
+	})
+}
+
+// newKurrent starts an in-memory KurrentDB server for one test.
+func newKurrent(t *testing.T) *kurrenttest.Server {
+	t.Helper()
+	srv, err := kurrenttest.NewServer()
+	if err != nil {
+		t.Fatalf("kurrenttest: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -95,3 +95,56 @@ func TestE2EEventStoreOutage(t *testing.T) {
 		t.Errorf("events = %d, want 2", n)
 	}
 }
+
+// TestE2EKurrentDBOutage: losing KurrentDB makes webhooks answer 503 (so the
+// provider retries) and /readyz report it; when the node is back at the same
+// address the ledger recovers by itself, without a restart.
+func TestE2EKurrentDBOutage(t *testing.T) {
+	env := baseEnv(newDB(t))
+	srv := newKurrent(t)
+	env["LEDGER_EVENTSTORE_URL"] = srv.URL()
+	l := startLedger(t, env)
+	now := time.Now()
+	id := "pi_3QxKdbOutage_01"
+	before := piEvent("evt_kout_1", "payment_intent.created", id, base, 1200)
+	if code, body := l.webhook(t, before.body(), secretOld, now); code != http.StatusOK {
+		t.Fatalf("before the outage: %d %v", code, body)
+	}
+	l.waitPayment(t, id, statusIs("pending"))
+
+	srv.Stop()
+	during := piEvent("evt_kout_2", "payment_intent.succeeded", id, base+5, 1200)
+	if code, body := l.webhook(t, during.body(), secretOld, now); code != http.StatusServiceUnavailable {
+		t.Errorf("during the outage: %d %v, want 503", code, body)
+	}
+	if code, body := l.get(t, "/readyz", ""); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz during the outage: %d %v, want 503", code, body)
+	}
+
+	if err := srv.Start(); err != nil {
+		t.Fatalf("restart kurrenttest: %v", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, body := l.webhook(t, during.body(), secretOld, now)
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ledger did not recover from the KurrentDB outage: %d %v", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	l.waitPayment(t, id, func(b map[string]any) bool { return b["status"] == "confirmed" && num(b["event_count"]) == 2 })
+	if code, body := l.get(t, "/readyz", ""); code != http.StatusOK {
+		t.Errorf("readyz after the outage: %d %v", code, body)
+	}
+	// The server restarted with an empty idempotency cache: a redelivery of
+	// the first event must still be a duplicate (the adapter reads the stream).
+	if code, body := l.webhook(t, before.body(), secretOld, time.Now()); code != http.StatusOK || body["outcome"] != "duplicate" {
+		t.Errorf("redelivery after the KurrentDB restart: %d %v, want duplicate", code, body)
+	}
+	if n := eventCount(t, l, id); n != 2 {
+		t.Errorf("events = %d, want 2", n)
+	}
+}

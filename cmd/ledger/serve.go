@@ -17,6 +17,7 @@ import (
 
 	"github.com/payledger/payledger/api"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/eventstore/kurrentdb"
 	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/migrations"
 	"github.com/payledger/payledger/projections"
@@ -166,8 +167,14 @@ func openEventStore(ctx context.Context, cfg Config, pool *pgxpool.Pool, logger 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if kind != "postgres" {
-		return nil, nil, nil, fmt.Errorf("LEDGER_EVENTSTORE_URL: the KurrentDB backend is not in this build yet; leave it empty or use a postgres:// URL")
+	if kind == "kurrentdb" {
+		// The client connects lazily: serve starts even while KurrentDB is
+		// down, /readyz says so, and webhooks answer 503 until it is back.
+		s, err := kurrentdb.Open(ctx, cfg.EventStoreURL, kurrentdb.Options{Logger: logger})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("LEDGER_EVENTSTORE_URL: %w", err)
+		}
+		return s, []api.Check{{Name: "eventstore", Run: s.Ping}}, func() { _ = s.Close() }, nil
 	}
 	esPool, err := openDatabase(ctx, cfg.EventStoreURL, logger)
 	if err != nil {

@@ -15,8 +15,9 @@ import (
 // TestE2EShutdownFinishesInFlight: SIGTERM arrives while a delivery's body is
 // still being sent. The ledger must finish that request (store it, answer 200)
 // before it exits, so nothing a provider is told was accepted is lost.
-func TestE2EShutdownFinishesInFlight(t *testing.T) {
-	env := baseEnv(newDB(t))
+func TestE2EShutdownFinishesInFlight(t *testing.T) { forEachBackend(t, testShutdownFinishesInFlight) }
+
+func testShutdownFinishesInFlight(t *testing.T, env map[string]string) {
 	l := startLedger(t, env)
 	id := "pi_3QxShutdown_01"
 	body := piEvent("evt_sd_1", "payment_intent.succeeded", id, base, 300).body()
