@@ -48,6 +48,10 @@ func derefEqual(a, b Event) bool {
 		return sameValue(x, b)
 	case *DisputeClosed:
 		return sameValue(x, b)
+	case *PaymentNotified:
+		return sameValue(x, b)
+	case *PaymentStatusObserved:
+		return sameValue(x, b)
 	}
 	return false
 }

@@ -54,6 +54,8 @@ const (
 	TypePaymentRefunded       = "payment.refunded.v1"
 	TypeDisputeOpened         = "dispute.opened.v1"
 	TypeDisputeClosed         = "dispute.closed.v1"
+	TypePaymentNotified       = "payment.notified.v1"
+	TypePaymentStatusObserved = "payment.status_observed.v1"
 )
 
 // Types returns a constructor for every event type, keyed by wire name. The
@@ -71,6 +73,8 @@ func Types() map[string]func() Event {
 		TypePaymentRefunded:       func() Event { return &PaymentRefunded{} },
 		TypeDisputeOpened:         func() Event { return &DisputeOpened{} },
 		TypeDisputeClosed:         func() Event { return &DisputeClosed{} },
+		TypePaymentNotified:       func() Event { return &PaymentNotified{} },
+		TypePaymentStatusObserved: func() Event { return &PaymentStatusObserved{} },
 	}
 }
 
@@ -168,6 +172,33 @@ type DisputeClosed struct {
 	Currency  Currency       `json:"currency"`
 }
 
+// PaymentNotified: the provider told us something about the payment without
+// saying what its state is (Mercado Pago's webhooks carry only the payment
+// ID), or told us something that does not change its state (Asaas
+// PAYMENT_BANK_SLIP_VIEWED, PAYMENT_UPDATED). It is kept as a fact for the
+// audit trail and changes no status; Action is the provider's word for it.
+type PaymentNotified struct {
+	Meta
+	Action string `json:"action,omitempty"`
+}
+
+// PaymentStatusObserved is the provider's own view of the payment at
+// OccurredAt: from its status API, or from a webhook that carries the whole
+// payment object. It is a snapshot, not a delta: the status it states replaces
+// the folded one, and its amounts are the provider's running totals. Its
+// ProviderEventID is derived from its content when it comes from an API
+// fetch, so observing the same state twice is one fact.
+type PaymentStatusObserved struct {
+	Meta
+	Status               Status   `json:"status"`
+	ProviderStatus       string   `json:"provider_status"`
+	ProviderStatusDetail string   `json:"provider_status_detail,omitempty"`
+	Amount               int64    `json:"amount"`
+	AmountCaptured       int64    `json:"amount_captured"`
+	AmountRefunded       int64    `json:"amount_refunded"`
+	Currency             Currency `json:"currency"`
+}
+
 // EventType implementations: the wire names above.
 
 func (*PaymentCreated) EventType() string        { return TypePaymentCreated }
@@ -180,6 +211,8 @@ func (*PaymentSucceeded) EventType() string      { return TypePaymentSucceeded }
 func (*PaymentRefunded) EventType() string       { return TypePaymentRefunded }
 func (*DisputeOpened) EventType() string         { return TypeDisputeOpened }
 func (*DisputeClosed) EventType() string         { return TypeDisputeClosed }
+func (*PaymentNotified) EventType() string       { return TypePaymentNotified }
+func (*PaymentStatusObserved) EventType() string { return TypePaymentStatusObserved }
 
 // Rank is an event's place in the payment lifecycle. It breaks ties between
 // events with the same provider timestamp (providers report whole seconds, so
@@ -189,6 +222,8 @@ func Rank(e Event) int {
 	switch e.(type) {
 	case *PaymentCreated:
 		return 0
+	case *PaymentNotified:
+		return 5
 	case *PaymentProcessing, *PaymentActionRequired:
 		return 10
 	case *PaymentFailed:
@@ -205,6 +240,9 @@ func Rank(e Event) int {
 		return 70
 	case *DisputeClosed:
 		return 80
+	case *PaymentStatusObserved:
+		// A snapshot taken at the same instant as a fact already includes it.
+		return 90
 	}
 	return 100
 }

@@ -66,7 +66,40 @@ func (f *folder) apply(e Event) {
 		f.disputeOpened(ev)
 	case *DisputeClosed:
 		f.disputeClosed(ev)
+	case *PaymentNotified:
+		// A fact for the audit trail; a payment we heard of is at least pending.
+		f.move(StatusPending, "")
+	case *PaymentStatusObserved:
+		f.observed(ev)
 	}
+}
+
+// observed applies a provider snapshot: its status replaces ours (the
+// provider is the authority on its own payment), its totals raise ours.
+func (f *folder) observed(ev *PaymentStatusObserved) {
+	if !f.currency(ev.Currency) {
+		return
+	}
+	if ev.Amount > 0 {
+		f.s.Amount = ev.Amount
+	}
+	f.s.AmountCaptured = max(f.s.AmountCaptured, ev.AmountCaptured)
+	f.s.AmountRefunded = max(f.s.AmountRefunded, ev.AmountRefunded)
+	if !ev.Status.Valid() {
+		f.flag(ReviewUnknownStatus)
+		f.move(StatusPending, "")
+		return
+	}
+	switch ev.Status {
+	case StatusDisputed:
+		if f.s.Status != StatusDisputed && f.s.Status != StatusChargeback {
+			f.beforeDispute = f.s.Status
+		}
+		f.disputeOpen = true
+	default:
+		f.disputeOpen = false
+	}
+	f.s.Status = ev.Status
 }
 
 // move sets status to to when the current status is one of from; it reports

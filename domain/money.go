@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -37,4 +38,48 @@ func (c Currency) Exponent() int {
 		return 4
 	}
 	return 2
+}
+
+// ParseMinorUnits converts a decimal amount in major units ("123.45", as
+// Mercado Pago and Asaas send them) to int64 minor units of c, exactly: no
+// floating point is involved. Digits past the currency's exponent must be
+// zeros ("10.500" BRL is 1050; "10.505" BRL is an error, not a rounding).
+// A leading '-' is accepted; exponent notation is not.
+func ParseMinorUnits(decimal string, c Currency) (int64, error) {
+	const op = "money"
+	bad := func(why string) error {
+		return Invalid(op, fmt.Sprintf("amount %q: %s", decimal, why), nil)
+	}
+	s := decimal
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	if whole == "" || (hasPoint && frac == "") {
+		return 0, bad("not a decimal number")
+	}
+	exp := c.Exponent()
+	if len(frac) > exp {
+		if strings.Trim(frac[exp:], "0") != "" {
+			return 0, bad(fmt.Sprintf("has more than %d decimal places for %s", exp, c))
+		}
+		frac = frac[:exp]
+	}
+	frac += strings.Repeat("0", exp-len(frac))
+	var v int64
+	for _, r := range whole + frac {
+		if r < '0' || r > '9' {
+			return 0, bad("not a decimal number")
+		}
+		d := int64(r - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, bad("out of range")
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
 }

@@ -28,6 +28,16 @@ func Statuses() []Status {
 		StatusPartiallyRefunded, StatusRefunded, StatusDisputed, StatusChargeback}
 }
 
+// Valid reports whether s is one of the statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses() {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
 // Review reasons: sequences a provider should never send. The fold never
 // fails on them (events are facts); it records them for a human to look at.
 const (
@@ -39,6 +49,7 @@ const (
 	ReviewRefundExceedsCapture  = "refund_exceeds_capture"  // more refunded than captured
 	ReviewDisputeClosedNotOpen  = "dispute_closed_not_open" // a dispute closed that we never saw open
 	ReviewConflictingDuplicates = "conflicting_duplicates"  // one provider event ID with two different contents
+	ReviewUnknownStatus         = "unknown_status"          // a provider snapshot with a status we do not know
 )
 
 // PaymentState is the folded, read-side view of a payment: a plain value that

@@ -18,7 +18,12 @@ func genEvents(t *rapid.T) []domain.Event {
 		id := fmt.Sprintf("evt_%d", i)
 		sec := rapid.IntRange(0, 4).Draw(t, "sec")
 		amount := rapid.Int64Range(1, 5000).Draw(t, "amount")
-		switch rapid.IntRange(0, 9).Draw(t, "kind") {
+		switch rapid.IntRange(0, 11).Draw(t, "kind") {
+		case 10:
+			evs = append(evs, notified(id, sec))
+		case 11:
+			st := rapid.SampledFrom(append(domain.Statuses(), "settling")).Draw(t, "status")
+			evs = append(evs, observed(id, sec, st, amount, rapid.Int64Range(0, amount).Draw(t, "refunded")))
 		case 0:
 			evs = append(evs, created(id, sec, amount))
 		case 1:

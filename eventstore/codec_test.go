@@ -48,6 +48,9 @@ func goldenFixtures() map[string]domain.Event {
 		&domain.PaymentRefunded{Meta: withSubKey(meta("evt_3Nk-x_Y2eZvKYlo2C8gW3sI", "charge.refunded"), "re_3Nk-x_Y2eZvKYlo2C8k"), AmountRefunded: 25050, AmountCaptured: 125050, Currency: "BRL"},
 		&domain.DisputeOpened{Meta: meta("evt_3Nk-x_Y2eZvKYlo2C9hX4tJ", "charge.dispute.created"), DisputeID: "dp_1Nk-x_Y2eZvKYlo2C0iY5uK", Amount: 125050, Currency: "BRL", Reason: "fraudulent"},
 		&domain.DisputeClosed{Meta: meta("evt_3Nk-x_Y2eZvKYlo2D0jZ6vL", "charge.dispute.closed"), DisputeID: "dp_1Nk-x_Y2eZvKYlo2C0iY5uK", Outcome: domain.DisputeWon, Amount: 125050, Currency: "BRL"},
+		&domain.PaymentNotified{Meta: meta("108236542341", "payment"), Action: "payment.updated"},
+		&domain.PaymentStatusObserved{Meta: meta("obs_5f1c0e2a9b7d4c3e", "api.payment"), Status: domain.StatusPartiallyRefunded,
+			ProviderStatus: "approved", ProviderStatusDetail: "partially_refunded", Amount: 125050, AmountCaptured: 125050, AmountRefunded: 25050, Currency: "BRL"},
 	}
 	m := make(map[string]domain.Event, len(evs))
 	for _, e := range evs {
