@@ -1,7 +1,9 @@
 // Package migrations holds payledger's SQL schema, embedded in the binary, and
 // applies it with goose: one transaction per file, versions recorded in
 // goose_db_version, and a Postgres advisory lock so that several `ledger serve`
-// processes starting together migrate once.
+// processes starting together migrate once. It also applies the schema of
+// River, the Postgres job queue the background jobs use, with River's own
+// migrator, so one `ledger migrate` brings a database fully up to date.
 //
 // Files are numbered NNNNN_name.sql and never edited once released; a change
 // is a new file.
@@ -13,10 +15,13 @@ import (
 	"embed"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 )
 
 //go:embed *.sql
@@ -24,8 +29,10 @@ var files embed.FS
 
 // Migrator applies and inspects the embedded migrations on one database.
 type Migrator struct {
+	pool     *pgxpool.Pool
 	db       *sql.DB
 	provider *goose.Provider
+	river    *rivermigrate.Migrator[pgx.Tx]
 }
 
 // New returns a Migrator over pool. Close releases its database/sql handle
@@ -41,16 +48,43 @@ func New(pool *pgxpool.Pool) (*Migrator, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	return &Migrator{db: db, provider: p}, nil
+	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("migrations: river: %w", err)
+	}
+	return &Migrator{pool: pool, db: db, provider: p, river: rm}, nil
 }
 
-// Up applies every pending migration and returns how many it applied.
+// Up applies every pending payledger migration, then River's, and returns
+// how many payledger migrations it applied.
 func (m *Migrator) Up(ctx context.Context) (int, error) {
 	res, err := m.provider.Up(ctx)
 	if err != nil {
 		return len(res), fmt.Errorf("migrations: up: %w", err)
 	}
+	if err := m.riverMigrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return len(res), err
+	}
 	return len(res), nil
+}
+
+// riverLockKey serialises River's migrations across processes (goose has
+// its own lock; River's migrator takes none).
+const riverLockKey = 0x70_61_79_6c_72_69_76 // "paylriv"
+
+func (m *Migrator) riverMigrate(ctx context.Context, dir rivermigrate.Direction, opts *rivermigrate.MigrateOpts) error {
+	err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", riverLockKey); err != nil {
+			return err
+		}
+		_, err := m.river.MigrateTx(ctx, tx, dir, opts)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("migrations: river %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Versions returns the database's current version and the newest embedded one.
@@ -65,6 +99,11 @@ func (m *Migrator) Versions(ctx context.Context) (current, target int64, err err
 // DownTo rolls back every migration above version (0: all of them). It is
 // for operators reverting a failed deploy and for tests; serve never calls it.
 func (m *Migrator) DownTo(ctx context.Context, version int64) error {
+	if version == 0 {
+		if err := m.riverMigrate(ctx, rivermigrate.DirectionDown, &rivermigrate.MigrateOpts{TargetVersion: -1}); err != nil {
+			return err
+		}
+	}
 	if _, err := m.provider.DownTo(ctx, version); err != nil {
 		return fmt.Errorf("migrations: down to %d: %w", version, err)
 	}
