@@ -74,14 +74,24 @@ func (m *Migrator) Up(ctx context.Context) (int, error) {
 const riverLockKey = 0x70_61_79_6c_72_69_76 // "paylriv"
 
 func (m *Migrator) riverMigrate(ctx context.Context, dir rivermigrate.Direction, opts *rivermigrate.MigrateOpts) error {
-	err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", riverLockKey); err != nil {
-			return err
-		}
-		_, err := m.river.MigrateTx(ctx, tx, dir, opts)
-		return err
-	})
+	// River applies each version in its own transaction (one adds an enum
+	// value that the next uses), so the lock is a session lock held on a
+	// connection of its own for the whole run.
+	conn, err := m.pool.Acquire(ctx)
 	if err != nil {
+		return fmt.Errorf("migrations: river %s: %w", dir, err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", riverLockKey); err != nil {
+		return fmt.Errorf("migrations: river %s: lock: %w", dir, err)
+	}
+	defer func() {
+		// A failed unlock leaves the lock with the session: drop it.
+		if _, err := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", riverLockKey); err != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if _, err := m.river.Migrate(ctx, dir, opts); err != nil {
 		return fmt.Errorf("migrations: river %s: %w", dir, err)
 	}
 	return nil
