@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -23,6 +24,14 @@ type Provider interface {
 	// Parse maps a verified delivery to domain events. KindInvalid → 400. A
 	// Notification without events is a valid delivery we do not track.
 	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
+}
+
+// SourceChecker is implemented by providers that authenticate deliveries by
+// where they come from as well (Asaas sends a static token, so its IP
+// allow-list matters). The API checks the connection's remote address; behind
+// a proxy, enforce the allow-list at the proxy instead.
+type SourceChecker interface {
+	AllowSource(ip netip.Addr) bool
 }
 
 // EventStore is the part of eventstore.Store the API uses: appending webhook

@@ -114,10 +114,13 @@ func notFound(op, msg string) error {
 // makes it a KindInvalid one with msg. Provider adapters report bad
 // deliveries as KindInvalid or KindUnauthorized; anything else they return
 // still means "this delivery was not accepted", and 5xx is reserved for
-// failing to store what we accepted.
+// failing to store what we accepted. One exception: KindUnavailable means
+// the delivery could not be checked *now* (Pagar.me's key server is down
+// and the key is new to us); it may be genuine, so it stays a 503 and the
+// provider retries instead of dropping it after a 400.
 func clientError(op, msg string, err error) error {
 	switch domain.KindOf(err) {
-	case domain.KindInvalid, domain.KindUnauthorized, domain.KindTooLarge:
+	case domain.KindInvalid, domain.KindUnauthorized, domain.KindTooLarge, domain.KindUnavailable:
 		return err
 	}
 	return domain.Invalid(op, msg, err)

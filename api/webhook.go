@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -59,6 +60,9 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 	if !ok {
 		return webhookResponse{}, notFound("api: webhook", "no webhook for this provider")
 	}
+	if sc, ok := p.(SourceChecker); ok && !sc.AllowSource(remoteIP(r)) {
+		return webhookResponse{}, domain.Unauthorized("api: webhook "+name, "source address not allowed", nil)
+	}
 	now := s.cfg.Now()
 	query := r.URL.Query()
 	if err := p.Verify(r.Header, query, body, now); err != nil {
@@ -97,6 +101,16 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 		resp.Streams = res.streams
 	}
 	return resp, nil
+}
+
+// remoteIP is the connection's peer address (the zero Addr when unparsable,
+// which no allow-list admits).
+func remoteIP(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
 }
 
 // readBody reads at most MaxBodyBytes. A larger body is KindTooLarge (413);
