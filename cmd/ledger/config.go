@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +21,44 @@ type Config struct {
 	EventStoreURL        string // empty: the Postgres event store in DatabaseURL; esdb:// or kurrentdb://: KurrentDB
 	StripeSecrets        []string
 	StripeTolerance      time.Duration
+	StripeAPIKey         string
+	StripeAPIBase        string
+	MercadoPago          MercadoPagoConfig
+	Asaas                AsaasConfig
+	Pagarme              PagarmeConfig
+	JobsMaxAttempts      int
 	Tokens               []api.Token
 	LogLevel             slog.Level
 	LogFormat            string // json or text
 	ShutdownTimeout      time.Duration
 	EventStorePollPeriod time.Duration
+}
+
+// MercadoPagoConfig is LEDGER_MERCADOPAGO_*.
+type MercadoPagoConfig struct {
+	Secrets     []string
+	MaxAge      time.Duration // 0: no freshness check (see README)
+	AccessToken string
+	APIBase     string
+}
+
+// AsaasConfig is LEDGER_ASAAS_*.
+type AsaasConfig struct {
+	Tokens     []string
+	AllowedIPs []netip.Prefix // empty: any source; "default" in the env: Asaas's published list
+	UseDefault bool
+	Location   *time.Location
+	APIKey     string
+	APIBase    string
+	UserAgent  string
+}
+
+// PagarmeConfig is LEDGER_PAGARME_*.
+type PagarmeConfig struct {
+	JWKSURL string
+	Secrets []string
+	APIKey  string
+	APIBase string
 }
 
 // DefaultDatabaseURL is the local Postgres that `make run` and the tests use.
@@ -42,7 +77,27 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		ShutdownTimeout:      30 * time.Second,
 		EventStorePollPeriod: 25 * time.Millisecond,
 	}
+	c.StripeAPIKey = strings.TrimSpace(getenv("LEDGER_STRIPE_API_KEY"))
+	c.StripeAPIBase = strings.TrimSpace(getenv("LEDGER_STRIPE_API_BASE"))
+	c.MercadoPago = MercadoPagoConfig{
+		Secrets:     splitList(getenv("LEDGER_MERCADOPAGO_WEBHOOK_SECRETS")),
+		AccessToken: strings.TrimSpace(getenv("LEDGER_MERCADOPAGO_ACCESS_TOKEN")),
+		APIBase:     strings.TrimSpace(getenv("LEDGER_MERCADOPAGO_API_BASE")),
+	}
+	c.Asaas = AsaasConfig{
+		Tokens:    splitList(getenv("LEDGER_ASAAS_WEBHOOK_TOKENS")),
+		APIKey:    strings.TrimSpace(getenv("LEDGER_ASAAS_API_KEY")),
+		APIBase:   strings.TrimSpace(getenv("LEDGER_ASAAS_API_BASE")),
+		UserAgent: or(getenv("LEDGER_ASAAS_USER_AGENT"), "payledger"),
+	}
+	c.Pagarme = PagarmeConfig{
+		JWKSURL: strings.TrimSpace(getenv("LEDGER_PAGARME_JWKS_URL")),
+		Secrets: splitList(getenv("LEDGER_PAGARME_WEBHOOK_SECRETS")),
+		APIKey:  strings.TrimSpace(getenv("LEDGER_PAGARME_API_KEY")),
+		APIBase: strings.TrimSpace(getenv("LEDGER_PAGARME_API_BASE")),
+	}
 	var problems []error
+	problems = append(problems, c.parseProviders(getenv)...)
 	durations := []struct {
 		name string
 		dst  *time.Duration
@@ -51,6 +106,7 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		{"LEDGER_STRIPE_WEBHOOK_TOLERANCE", &c.StripeTolerance, time.Second},
 		{"LEDGER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0},
 		{"LEDGER_EVENTSTORE_POLL_INTERVAL", &c.EventStorePollPeriod, time.Millisecond},
+		{"LEDGER_MERCADOPAGO_MAX_AGE", &c.MercadoPago.MaxAge, 0},
 	}
 	for _, d := range durations {
 		if v := getenv(d.name); v != "" {
@@ -82,6 +138,56 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(problems...)
+}
+
+// parseProviders reads the provider settings that need more than a string.
+func (c *Config) parseProviders(getenv func(string) string) []error {
+	var problems []error
+	if len(c.MercadoPago.Secrets) > 0 && c.MercadoPago.AccessToken == "" {
+		// Mercado Pago notifications carry no status: without API access
+		// every payment would stay "pending" for ever.
+		problems = append(problems, fmt.Errorf("LEDGER_MERCADOPAGO_ACCESS_TOKEN: required when LEDGER_MERCADOPAGO_WEBHOOK_SECRETS is set (notifications carry no status; it is fetched)"))
+	}
+	loc, err := time.LoadLocation(or(getenv("LEDGER_ASAAS_TIMEZONE"), "America/Sao_Paulo"))
+	if err != nil {
+		problems = append(problems, fmt.Errorf("LEDGER_ASAAS_TIMEZONE: %w", err))
+	}
+	c.Asaas.Location = loc
+	for _, item := range splitList(getenv("LEDGER_ASAAS_ALLOWED_IPS")) {
+		if item == "default" {
+			c.Asaas.UseDefault = true
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			a, aerr := netip.ParseAddr(item)
+			if aerr != nil {
+				problems = append(problems, fmt.Errorf("LEDGER_ASAAS_ALLOWED_IPS: %q is not an IP address or CIDR prefix", item))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.Asaas.AllowedIPs = append(c.Asaas.AllowedIPs, p.Masked())
+	}
+	c.JobsMaxAttempts = 12
+	if v := getenv("LEDGER_JOBS_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			problems = append(problems, fmt.Errorf("LEDGER_JOBS_MAX_ATTEMPTS=%q: want an integer from 1 to 100", v))
+		} else {
+			c.JobsMaxAttempts = n
+		}
+	}
+	for name, base := range map[string]string{"LEDGER_STRIPE_API_BASE": c.StripeAPIBase, "LEDGER_MERCADOPAGO_API_BASE": c.MercadoPago.APIBase,
+		"LEDGER_ASAAS_API_BASE": c.Asaas.APIBase, "LEDGER_PAGARME_API_BASE": c.Pagarme.APIBase, "LEDGER_PAGARME_JWKS_URL": c.Pagarme.JWKSURL} {
+		if base == "" {
+			continue
+		}
+		if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			problems = append(problems, fmt.Errorf("%s=%q: want an http(s) URL", name, base))
+		}
+	}
+	return problems
 }
 
 // eventStoreKind tells which adapter a LEDGER_EVENTSTORE_URL selects.

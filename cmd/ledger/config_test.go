@@ -56,3 +56,44 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigProviders(t *testing.T) {
+	c, err := configFromEnv(env(map[string]string{
+		"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS": "mp1,mp2",
+		"LEDGER_MERCADOPAGO_ACCESS_TOKEN":    "APP_USR-1",
+		"LEDGER_MERCADOPAGO_MAX_AGE":         "1h",
+		"LEDGER_ASAAS_WEBHOOK_TOKENS":        "tok1",
+		"LEDGER_ASAAS_ALLOWED_IPS":           "default, 10.1.2.3, 192.0.2.0/24",
+		"LEDGER_ASAAS_TIMEZONE":              "America/Recife",
+		"LEDGER_PAGARME_JWKS_URL":            "https://hubapi.pagar.me/.well-known/jwks.json",
+		"LEDGER_JOBS_MAX_ATTEMPTS":           "5",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.MercadoPago.Secrets) != 2 || c.MercadoPago.MaxAge != time.Hour || !c.Asaas.UseDefault ||
+		len(c.Asaas.AllowedIPs) != 2 || c.Asaas.AllowedIPs[0].Bits() != 32 || c.Asaas.Location.String() != "America/Recife" ||
+		c.JobsMaxAttempts != 5 || c.Pagarme.JWKSURL == "" {
+		t.Errorf("parsed = %+v", c)
+	}
+	if c, _ := configFromEnv(env(nil)); c.Asaas.Location.String() != "America/Sao_Paulo" || c.JobsMaxAttempts != 12 {
+		t.Errorf("defaults: %v, %d", c.Asaas.Location, c.JobsMaxAttempts)
+	}
+}
+
+func TestConfigProviderProblems(t *testing.T) {
+	_, err := configFromEnv(env(map[string]string{
+		"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS": "mp1",
+		"LEDGER_ASAAS_ALLOWED_IPS":           "not-an-ip",
+		"LEDGER_ASAAS_TIMEZONE":              "Mars/Olympus",
+		"LEDGER_PAGARME_API_BASE":            "ftp://x",
+		"LEDGER_JOBS_MAX_ATTEMPTS":           "0",
+		"LEDGER_MERCADOPAGO_MAX_AGE":         "-1s",
+	}))
+	for _, name := range []string{"LEDGER_MERCADOPAGO_ACCESS_TOKEN", "LEDGER_ASAAS_ALLOWED_IPS", "LEDGER_ASAAS_TIMEZONE",
+		"LEDGER_PAGARME_API_BASE", "LEDGER_JOBS_MAX_ATTEMPTS", "LEDGER_MERCADOPAGO_MAX_AGE"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not mention %s: %v", name, err)
+		}
+	}
+}
