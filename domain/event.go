@@ -219,7 +219,7 @@ func (*PaymentStatusObserved) EventType() string { return TypePaymentStatusObser
 // "failed" and "succeeded" of a retried card often share one): a lower rank
 // happened first. The table is documented in ARCHITECTURE.md.
 func Rank(e Event) int {
-	switch e.(type) {
+	switch x := e.(type) {
 	case *PaymentCreated:
 		return 0
 	case *PaymentNotified:
@@ -241,8 +241,36 @@ func Rank(e Event) int {
 	case *DisputeClosed:
 		return 80
 	case *PaymentStatusObserved:
-		// A snapshot taken at the same instant as a fact already includes it.
-		return 90
+		// A snapshot taken at the same instant as a fact already includes
+		// it. Snapshots of one instant (Asaas sends REFUND_IN_PROGRESS and
+		// REFUNDED in the same second) order by the stage they report.
+		return 90 + stageOf(x.Status)
 	}
 	return 100
+}
+
+// stageOf orders statuses by how far along the lifecycle they are, for
+// breaking ties between snapshots of one instant. Unknown statuses come first.
+func stageOf(s Status) int {
+	switch s {
+	case StatusPending:
+		return 1
+	case StatusAuthorized:
+		return 2
+	case StatusFailed:
+		return 3
+	case StatusCancelled:
+		return 4
+	case StatusConfirmed:
+		return 5
+	case StatusPartiallyRefunded:
+		return 6
+	case StatusRefunded:
+		return 7
+	case StatusDisputed:
+		return 8
+	case StatusChargeback:
+		return 9
+	}
+	return 0
 }

@@ -119,3 +119,16 @@ func itoa(v int64) string {
 }
 
 func pad2(v int64) string { return string([]byte{byte('0' + v/10), byte('0' + v%10)}) }
+
+// TestSameInstantSnapshotsOrderByStage: providers stamp whole seconds, so two
+// snapshots can share one; the later lifecycle stage is the current state,
+// whatever their (random) event IDs.
+func TestSameInstantSnapshotsOrderByStage(t *testing.T) {
+	for _, ids := range [][2]string{{"evt_a", "evt_z"}, {"evt_z", "evt_a"}} {
+		inProgress := observed(ids[0], 7, domain.StatusConfirmed, 2000, 0)
+		done := observed(ids[1], 7, domain.StatusRefunded, 2000, 2000)
+		if s := domain.Fold(done, inProgress).State(); s.Status != domain.StatusRefunded {
+			t.Errorf("ids %v: status = %s, want refunded", ids, s.Status)
+		}
+	}
+}

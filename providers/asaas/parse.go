@@ -1,0 +1,136 @@
+package asaas
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// dateLayout is how Asaas writes an event's dateCreated: wall time, no zone.
+const dateLayout = "2006-01-02 15:04:05"
+
+// maxOccurred is the last second of year 9999 in Unix time: domain events
+// are stored as JSON, and time.Time cannot marshal a later instant.
+const maxOccurred = 253402300799
+
+// envelope holds the fields of an Asaas webhook that Parse reads. The payment
+// stays raw until the event says it is a payment event: other families
+// (TRANSFER_*, INVOICE_*) carry other objects and are ignored unread.
+type envelope struct {
+	ID          string          `json:"id"`
+	Event       string          `json:"event"`
+	DateCreated string          `json:"dateCreated"`
+	Payment     json.RawMessage `json:"payment"`
+}
+
+// Parse maps a verified Asaas webhook to a Notification with at most one
+// event: a PaymentStatusObserved for a lifecycle event, a PaymentNotified
+// for an informational or unknown PAYMENT_* event. A non-payment event is
+// ignored. Malformed JSON, a missing or invalid id, event, dateCreated or
+// payment.id, or a bad amount of a lifecycle event is a domain.KindInvalid
+// error. SignatureHeader stays empty: Asaas's header is a bearer token, not
+// a signature, and must not be stored. Header and query are unused.
+func (p *Provider) Parse(_ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return domain.Notification{}, decodeError("webhook JSON", err)
+	}
+	if err := checkID("id", env.ID); err != nil {
+		return domain.Notification{}, err
+	}
+	if err := checkID("event", env.Event); err != nil {
+		return domain.Notification{}, err
+	}
+	n := domain.Notification{Provider: ProviderName, ProviderEventID: env.ID, ProviderEventType: env.Event}
+	if !strings.HasPrefix(env.Event, "PAYMENT_") {
+		n.IgnoredReason = "event " + env.Event + " is not a payment event"
+		return n, nil
+	}
+	ev, err := p.paymentEvent(env)
+	if err != nil {
+		return domain.Notification{}, err
+	}
+	n.Events = []domain.Event{ev}
+	return n, nil
+}
+
+// paymentEvent maps a PAYMENT_* event to its domain event.
+func (p *Provider) paymentEvent(env envelope) (domain.Event, error) {
+	occurred, err := p.occurredAt(env.DateCreated)
+	if err != nil {
+		return nil, err
+	}
+	pay, err := decodePayment(env.Payment)
+	if err != nil {
+		return nil, err
+	}
+	meta := domain.Meta{Provider: ProviderName, ProviderEventID: env.ID, ProviderEventType: env.Event,
+		ProviderPaymentID: pay.ID, OccurredAt: occurred}
+	lc, ok := lifecycleOf(env.Event)
+	if !ok {
+		return &domain.PaymentNotified{Meta: meta, Action: env.Event}, nil
+	}
+	st := lc.status
+	if lc.fromPayment {
+		// A refund in progress does not change what was paid.
+		st = domain.StatusConfirmed
+		if pay.Status != "" {
+			st, _ = statusOf(pay.Status)
+		}
+	}
+	providerStatus := pay.Status
+	if providerStatus == "" {
+		providerStatus = strings.TrimPrefix(env.Event, "PAYMENT_")
+	}
+	return snapshot(opParse, meta, pay, st, providerStatus, lc.detail)
+}
+
+// decodePayment decodes and validates the payment object of a PAYMENT_*
+// event, with numbers kept as json.Number.
+func decodePayment(raw json.RawMessage) (payment, error) {
+	var pay payment
+	if len(raw) == 0 || raw[0] != '{' {
+		return pay, invalid("payment is missing or not an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&pay); err != nil {
+		return pay, decodeError("payment", err)
+	}
+	if err := checkID("payment.id", pay.ID); err != nil {
+		return pay, err
+	}
+	return pay, nil
+}
+
+// occurredAt reads dateCreated as wall time in the provider's location and
+// returns it in UTC. Around a daylight-saving change Go picks one of the two
+// offsets involved: a wall time skipped by the change is read with the offset
+// in force after it (São Paulo's 2018-11-04 00:30, which never existed, is
+// 02:30 UTC), and a wall time that happened twice is its first occurrence
+// (2019-02-16 23:30 is 01:30 UTC, not 02:30). Brazil has had no DST since
+// 2019, so only old events are affected, by an hour at most. A timestamp with
+// an explicit offset (RFC 3339), should Asaas ever send one, is honoured.
+func (p *Provider) occurredAt(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, invalid("dateCreated is missing")
+	}
+	t, err := time.ParseInLocation(dateLayout, s, p.loc)
+	if err != nil {
+		var rerr error
+		if t, rerr = time.Parse(time.RFC3339, s); rerr != nil {
+			return time.Time{}, invalid("dateCreated " + strconv.Quote(truncate(s)) + " is not YYYY-MM-DD HH:MM:SS")
+		}
+	}
+	t = t.UTC()
+	if t.Unix() <= 0 || t.Unix() > maxOccurred {
+		return time.Time{}, invalid("dateCreated " + strconv.Quote(s) + " is out of range")
+	}
+	return t, nil
+}

@@ -1,0 +1,47 @@
+package asaas
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// Causes of verification failures, for errors.Is (metrics, tests). They sit
+// under a domain.KindUnauthorized error.
+var (
+	// ErrNoToken: the asaas-access-token header is missing or empty.
+	ErrNoToken = errors.New("no access token")
+	// ErrWrongToken: the token matches no configured token.
+	ErrWrongToken = errors.New("wrong access token")
+)
+
+// Verify authenticates a delivery by its asaas-access-token header, compared
+// in constant time with every configured token: each comparison is of two
+// SHA-256 digests, so its time depends on neither the token's content nor its
+// length, and all tokens are compared whatever matched. The value is compared
+// as received: net/http already strips the optional whitespace around header
+// values, so a token with surrounding spaces is a different token. When a
+// header is repeated, the first value counts. Query, body and clock are
+// unused: Asaas signs nothing. Failures are domain.KindUnauthorized errors
+// wrapping ErrNoToken or ErrWrongToken; they never include the token.
+func (p *Provider) Verify(header http.Header, _ url.Values, _ []byte, _ time.Time) error {
+	const op = "asaas: verify"
+	got := header.Get(Header)
+	if got == "" {
+		return domain.Unauthorized(op, Header+" header is missing", ErrNoToken)
+	}
+	sum := sha256.Sum256([]byte(got))
+	match := 0
+	for i := range p.tokens {
+		match |= subtle.ConstantTimeCompare(sum[:], p.tokens[i][:])
+	}
+	if match != 1 {
+		return domain.Unauthorized(op, Header+" does not match a configured token", ErrWrongToken)
+	}
+	return nil
+}
