@@ -15,11 +15,12 @@ import (
 // the catalogue or its data does not decode into a placeable payment event.
 var errUndecodable = errors.New("projections: undecodable event")
 
-// decoded is a recorded event with the Meta of its domain event, which
-// places it in its payment.
+// decoded is a recorded event with its domain event and that event's Meta,
+// which places it in its payment.
 type decoded struct {
-	rec  *eventstore.RecordedEvent
-	meta domain.Meta
+	rec   *eventstore.RecordedEvent
+	event domain.Event
+	meta  domain.Meta
 }
 
 // apply applies batch on top of the committed checkpoint from, in one
@@ -35,7 +36,10 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 		if err := advanceCheckpoint(ctx, tx, r.cfg.Name, from, to); err != nil {
 			return err
 		}
-		return projectPayments(ctx, tx, r.codec, events)
+		if err := projectPayments(ctx, tx, r.codec, events); err != nil {
+			return err
+		}
+		return r.followUp(ctx, tx, events)
 	})
 	if err != nil {
 		return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
@@ -83,5 +87,5 @@ func (r *Runner) decode(rec *eventstore.RecordedEvent) (decoded, error) {
 		return decoded{}, fmt.Errorf("%w %s (type %q, stream %s, revision %d, position %s): %w",
 			errUndecodable, rec.ID, rec.Type, rec.Stream, rec.Revision, rec.Position, err)
 	}
-	return decoded{rec: rec, meta: e.EventMeta()}, nil
+	return decoded{rec: rec, event: e, meta: e.EventMeta()}, nil
 }

@@ -41,6 +41,14 @@
 // just before the event until a payledger that knows it is deployed. Store
 // and database errors are retried the same way.
 //
+// # Follow-up work
+//
+// RunnerConfig.FollowUp, when set, is handed the domain events of every
+// batch inside the batch's transaction, after the read-model writes and
+// before the commit, so background jobs it enqueues (the jobs package's
+// River queue lives in the same database) exist exactly when the batch
+// committed. Its error rolls the batch back and is retried like any other.
+//
 // # Queries
 //
 // Queries reads the payments read model: one payment by provider and ID, and

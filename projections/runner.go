@@ -35,6 +35,9 @@ type RunnerConfig struct {
 	RetryMin, RetryMax time.Duration
 	// Logger receives retries and lock waits; nil discards them.
 	Logger *slog.Logger
+	// FollowUp, when set, enqueues background work in each batch's
+	// transaction (see FollowUp).
+	FollowUp FollowUp
 }
 
 func (c *RunnerConfig) setDefaults() {

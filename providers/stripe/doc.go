@@ -12,6 +12,6 @@
 // so Parse decodes only the fields it reads, with its own small structs, and
 // ignores api_version and every other field.
 //
-// The package imports the standard library and domain only; stripe-go is used
+// The package imports the standard library, domain, providers and providers/rest only; stripe-go is used
 // by tests alone.
 package stripe

@@ -1,0 +1,131 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults of Config. With them a failing fetch is retried 11 times, the
+// waits being 10s, 20s, 40s, … 2560s, 1h, 1h, each jittered into its upper
+// half: 1h43m to 3h25m in all before it is dead-lettered. Long enough to
+// ride out a provider outage, short enough that someone looks at a payment
+// stuck in pending the same day.
+const (
+	DefaultMaxAttempts  = 12
+	DefaultWorkers      = 4
+	DefaultRetryMin     = 10 * time.Second
+	DefaultRetryMax     = time.Hour
+	DefaultPollInterval = time.Second
+	DefaultJobTimeout   = 2 * time.Minute
+	DefaultRescueAfter  = 10 * time.Minute
+)
+
+// Config configures Jobs. Zero fields take the defaults.
+type Config struct {
+	// Pool is the read-model database. River's tables live there (migrations
+	// create them), and the projector commits its batches there, which is
+	// what lets a job be enqueued in the transaction that caused it. River
+	// keeps one connection for LISTEN and uses others to fetch and complete
+	// jobs: size the pool for the projector, the API and Workers jobs.
+	Pool *pgxpool.Pool
+	// Fetchers are the providers' status clients, one per provider name.
+	Fetchers []StatusFetcher
+	// Store is where observations are appended: the event store.
+	Store Appender
+	// Logger receives job failures and River's own logs; nil discards them.
+	Logger *slog.Logger
+	// MaxAttempts bounds the attempts of a job before it is dead-lettered.
+	// River stores it on each job when the job is enqueued, so a change
+	// applies to jobs enqueued after it.
+	MaxAttempts int
+	// Workers bounds the jobs this process runs at once.
+	Workers int
+	// EnrichProviders names the providers whose notifications carry no
+	// state, so that each one is followed by a status fetch (Mercado Pago).
+	// Each needs a Fetcher. Empty: nothing is enriched.
+	EnrichProviders []string
+	// RetryMin and RetryMax bound the backoff between attempts: the n-th
+	// retry waits RetryMin·2ⁿ⁻¹ capped at RetryMax, jittered into its upper half.
+	RetryMin, RetryMax time.Duration
+	// PollInterval is how often workers look for due jobs when no insert
+	// notification woke them (a retry's backoff ending wakes nobody).
+	PollInterval time.Duration
+	// JobTimeout cancels a job running longer; it must cover a status
+	// client's own retries (attempt timeout × attempts + Retry-After waits).
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before the queue's
+	// leader assumes its process died and retries it (a process killed
+	// outright never marks its job). It must exceed JobTimeout.
+	RescueAfter time.Duration
+	// Now is the clock of ReceivedAt in the metadata of appended events.
+	Now func() time.Time
+
+	// testOnly makes River skip its production start-up jitter.
+	testOnly bool
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	setDefault(&c.MaxAttempts, DefaultMaxAttempts)
+	setDefault(&c.Workers, DefaultWorkers)
+	setDefault(&c.RetryMin, DefaultRetryMin)
+	setDefault(&c.RetryMax, max(DefaultRetryMax, c.RetryMin))
+	setDefault(&c.PollInterval, DefaultPollInterval)
+	setDefault(&c.JobTimeout, DefaultJobTimeout)
+	setDefault(&c.RescueAfter, max(DefaultRescueAfter, 2*c.JobTimeout))
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+func setDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// validate reports every problem at once.
+func (c *Config) validate() error {
+	var errs []error
+	if c.Pool == nil {
+		errs = append(errs, errors.New("no database pool"))
+	}
+	if c.Store == nil {
+		errs = append(errs, errors.New("no event store to append observations to"))
+	}
+	if c.RetryMax < c.RetryMin {
+		errs = append(errs, fmt.Errorf("RetryMax %s is below RetryMin %s", c.RetryMax, c.RetryMin))
+	}
+	if c.RescueAfter <= c.JobTimeout {
+		errs = append(errs, fmt.Errorf("RescueAfter %s must exceed JobTimeout %s", c.RescueAfter, c.JobTimeout))
+	}
+	names := make([]string, 0, len(c.Fetchers))
+	for i, f := range c.Fetchers {
+		switch {
+		case f == nil:
+			errs = append(errs, fmt.Errorf("fetcher %d is nil", i+1))
+		case f.Name() == "":
+			errs = append(errs, fmt.Errorf("fetcher %d has no name", i+1))
+		case slices.Contains(names, f.Name()):
+			errs = append(errs, fmt.Errorf("two fetchers for provider %q", f.Name()))
+		default:
+			names = append(names, f.Name())
+		}
+	}
+	for _, p := range c.EnrichProviders {
+		if !slices.Contains(names, p) {
+			errs = append(errs, fmt.Errorf("provider %q is to be enriched but has no fetcher", p))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("jobs: config: %w", err)
+	}
+	return nil
+}

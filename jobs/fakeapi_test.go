@@ -1,0 +1,139 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const fakeKey = "sk_test_51QjobsFake"
+
+// fakeAPI is a fake Stripe API serving one PaymentIntent state. A test's
+// script decides, per call, to answer, fail, drop the connection or hang
+// until the caller gives up.
+type fakeAPI struct {
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	calls  int
+	intent map[string]string // PaymentIntent JSON by ID
+	script func(call int) action
+	hung   chan struct{} // receives each time a request starts hanging
+}
+
+type action int
+
+const (
+	answer   action = iota // the current state
+	drop                   // close the connection without a response
+	hang                   // wait until the client goes away
+	outage                 // 503
+	notFound               // 404
+)
+
+func newFakeAPI(t *testing.T) *fakeAPI {
+	f := &fakeAPI{intent: map[string]string{}, hung: make(chan struct{}, 16)}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// set makes the API describe PaymentIntent id with the given state.
+func (f *fakeAPI) set(id, status string, amount, received, refunded int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.intent[id] = fmt.Sprintf(`{"id":%q,"object":"payment_intent","status":%q,"amount":%d,"amount_received":%d,`+
+		`"currency":"brl","latest_charge":{"id":"ch_%s","object":"charge","amount":%d,"amount_captured":%d,`+
+		`"amount_refunded":%d,"captured":true,"currency":"brl","refunded":false,"disputed":false}}`,
+		id, status, amount, received, id, amount, received, refunded)
+}
+
+func (f *fakeAPI) setScript(s func(call int) action) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.script = s
+}
+
+func (f *fakeAPI) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+fakeKey {
+		http.Error(w, "bad key", http.StatusUnauthorized)
+		return
+	}
+	id, _ := strings.CutPrefix(r.URL.Path, "/v1/payment_intents/")
+	f.mu.Lock()
+	f.calls++
+	act := answer
+	if f.script != nil {
+		act = f.script(f.calls)
+	}
+	body, ok := f.intent[id]
+	f.mu.Unlock()
+	switch {
+	case act == drop:
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	case act == hang:
+		f.hung <- struct{}{}
+		<-r.Context().Done()
+	case act == outage:
+		http.Error(w, `{"error":{"type":"api_error"}}`, http.StatusServiceUnavailable)
+	case act == notFound || !ok:
+		http.Error(w, `{"error":{"code":"resource_missing"}}`, http.StatusNotFound)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+// logRecorder is a slog.Handler keeping every record's text.
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logRecorder) logger() *slog.Logger { return slog.New(l) }
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", r.Level, r.Message)
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, b.String())
+	return nil
+}
+
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+// count returns how many lines contain every one of parts.
+func (l *logRecorder) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+next:
+	for _, line := range l.lines {
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
