@@ -207,19 +207,37 @@ func do(t testing.TB, req *http.Request) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
-// payment fetches a payment from the read API (0 and nil when unknown).
-func (p *ledgerProc) payment(t testing.TB, id string) (int, map[string]any) {
-	return p.get(t, "/v1/payments/stripe/"+id, readToken)
+// payment fetches a payment of provider (default stripe) from the read API.
+func (p *ledgerProc) payment(t testing.TB, id string, provider ...string) (int, map[string]any) {
+	name := "stripe"
+	if len(provider) > 0 {
+		name = provider[0]
+	}
+	return p.get(t, "/v1/payments/"+name+"/"+id, readToken)
+}
+
+// events returns a payment's stored events from the audit endpoint.
+func (p *ledgerProc) events(t testing.TB, provider, id string) []map[string]any {
+	t.Helper()
+	code, body := p.get(t, "/v1/payments/"+provider+"/"+id+"/events", readToken)
+	if code != http.StatusOK {
+		t.Fatalf("events of %s/%s: %d %v", provider, id, code, body)
+	}
+	var out []map[string]any
+	for _, e := range body["events"].([]any) {
+		out = append(out, e.(map[string]any))
+	}
+	return out
 }
 
 // waitPayment polls the read API until check accepts the payment; the
 // projector is asynchronous, so visibility is eventual.
-func (p *ledgerProc) waitPayment(t testing.TB, id string, check func(map[string]any) bool) map[string]any {
+func (p *ledgerProc) waitPayment(t testing.TB, id string, check func(map[string]any) bool, provider ...string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last map[string]any
 	for time.Now().Before(deadline) {
-		code, body := p.payment(t, id)
+		code, body := p.payment(t, id, provider...)
 		if code == http.StatusOK && check(body) {
 			return body
 		}

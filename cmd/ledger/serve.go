@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,9 +20,9 @@ import (
 	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/eventstore/kurrentdb"
 	"github.com/payledger/payledger/eventstore/postgres"
+	"github.com/payledger/payledger/jobs"
 	"github.com/payledger/payledger/migrations"
 	"github.com/payledger/payledger/projections"
-	"github.com/payledger/payledger/providers/stripe"
 )
 
 // serve runs the HTTP server and the projector until ctx is cancelled, then
@@ -40,15 +41,20 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	defer closeStore()
 
-	var providers []api.Provider
-	if len(cfg.StripeSecrets) > 0 {
-		p, err := stripe.New(stripe.Config{Secrets: cfg.StripeSecrets, Tolerance: cfg.StripeTolerance})
-		if err != nil {
-			return fmt.Errorf("stripe: %w", err)
-		}
-		providers = append(providers, p)
-	} else {
-		logger.Warn("stripe webhooks disabled: LEDGER_STRIPE_WEBHOOK_SECRETS is empty")
+	wired, err := buildProviders(cfg, logger)
+	if err != nil {
+		return err
+	}
+	background, err := jobs.New(jobs.Config{
+		Pool:            pool,
+		Fetchers:        wired.fetchers,
+		Store:           store,
+		Logger:          logger.With("component", "jobs"),
+		MaxAttempts:     cfg.JobsMaxAttempts,
+		EnrichProviders: wired.enrich,
+	})
+	if err != nil {
+		return err
 	}
 	if len(cfg.Tokens) == 0 {
 		logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
@@ -59,7 +65,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	handler, err := api.NewServer(api.Config{Tokens: cfg.Tokens, Logger: logger}, api.Deps{
 		Store:     store,
 		Payments:  projections.NewQueries(pool),
-		Providers: providers,
+		Providers: wired.webhooks,
 		Checks:    append([]api.Check{{Name: "database", Run: pool.Ping}, migrationsCheck(pool)}, checks...),
 		Registry:  registry,
 	})
@@ -81,12 +87,17 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	logger.Info("listening", "addr", ln.Addr().String())
 
+	// River stops when its start context ends, so it outlives the signal
+	// and is stopped explicitly, after the projector, below.
+	if err := background.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
 	runCtx, stopRunner := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		runner := projections.NewRunner(projections.RunnerConfig{Logger: logger}, pool, store)
+		runner := projections.NewRunner(projections.RunnerConfig{Logger: logger, FollowUp: background.Enqueuer()}, pool, store)
 		if err := runner.Run(runCtx); err != nil {
 			logger.Error("projector stopped", "err", err)
 		}
@@ -99,15 +110,22 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	case err := <-serveErr:
 		stopRunner()
 		wg.Wait()
+		_ = background.Stop(context.WithoutCancel(ctx))
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
+	// Order matters: stop taking requests, then stop the projector (no more
+	// enqueues), then let running jobs finish (they append to the store),
+	// and only then close the store and the pools (deferred above).
 	err = srv.Shutdown(shutdownCtx)
 	stopRunner()
 	wg.Wait()
+	if jerr := background.Stop(shutdownCtx); jerr != nil {
+		logger.Warn("jobs did not stop cleanly", "err", jerr)
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -136,7 +154,17 @@ func migrate(ctx context.Context, cfg Config, logger *slog.Logger) error {
 // openDatabase connects and applies pending migrations, so `serve` never runs
 // against an old schema.
 func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger) (*pgxpool.Pool, error) {
-	pool, err := pgxpool.New(ctx, dbURL)
+	pcfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if !strings.Contains(dbURL, "pool_max_conns") {
+		// pgx's default (4 on two cores) is too small: the projector holds
+		// two connections, River a listener and its workers, and every
+		// in-flight webhook one.
+		pcfg.MaxConns = max(pcfg.MaxConns, 20)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
