@@ -1,0 +1,86 @@
+package pagarme
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// envelope holds the fields of a Pagar.me webhook that Parse reads; the
+// account and everything else are ignored. data stays raw until the type
+// says which entity it is.
+type envelope struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Parse maps a verified Pagar.me webhook to a Notification: a charge.*
+// event to one domain.PaymentStatusObserved on the charge's stream, an
+// order.* event to one per charge (see orderEvents). Events of other
+// entities (customer, subscription, invoice, recipient, …) and orders
+// without charges yield no events and an IgnoredReason. Malformed JSON, a
+// missing or invalid envelope field, or an invalid field of a tracked
+// entity is a domain.KindInvalid error. SignatureHeader is the value of the
+// header that Verify used. The query is unused.
+func (p *Provider) Parse(header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+	env, occurred, err := decodeEnvelope(body)
+	if err != nil {
+		return domain.Notification{}, err
+	}
+	n := domain.Notification{
+		Provider:          ProviderName,
+		ProviderEventID:   env.ID,
+		ProviderEventType: env.Type,
+		SignatureHeader:   p.signatureHeader(header),
+	}
+	meta := domain.Meta{Provider: ProviderName, ProviderEventID: env.ID, ProviderEventType: env.Type, OccurredAt: occurred}
+	entity, _, _ := strings.Cut(env.Type, ".")
+	switch entity {
+	case "charge", "order":
+		if len(env.Data) == 0 || env.Data[0] != '{' {
+			return domain.Notification{}, invalid("data is missing or not an object")
+		}
+	default:
+		n.IgnoredReason = "event type " + env.Type + " is not tracked: payledger tracks charge.* and order.* events"
+		return n, nil
+	}
+	if entity == "charge" {
+		ev, err := chargeEvent(env.Type, env.Data, meta)
+		if err != nil {
+			return domain.Notification{}, err
+		}
+		n.Events = []domain.Event{ev}
+		return n, nil
+	}
+	n.Events, n.IgnoredReason, err = orderEvents(env.Type, env.Data, meta)
+	if err != nil {
+		return domain.Notification{}, err
+	}
+	return n, nil
+}
+
+// decodeEnvelope decodes and validates the envelope and returns created_at,
+// the provider timestamp that orders the fold.
+func decodeEnvelope(body []byte) (envelope, time.Time, error) {
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return env, time.Time{}, decodeError("webhook JSON", "", err)
+	}
+	if err := checkID("id", env.ID); err != nil {
+		return env, time.Time{}, err
+	}
+	if err := checkID("type", env.Type); err != nil {
+		return env, time.Time{}, err
+	}
+	created, err := parseTimestamp("created_at", env.CreatedAt)
+	if err != nil {
+		return env, time.Time{}, err
+	}
+	return env, created, nil
+}

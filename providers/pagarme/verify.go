@@ -1,0 +1,88 @@
+package pagarme
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// Causes of verification failures, for errors.Is (metrics, tests). They sit
+// under a domain error whose message gives the details.
+var (
+	// ErrNotSigned: no signature header that a configured scheme verifies.
+	ErrNotSigned = errors.New("not signed")
+	// ErrInvalidHeader: a signature header is not in its scheme's format.
+	ErrInvalidHeader = errors.New("invalid signature header")
+	// ErrUnsupportedAlgorithm: the header names an algorithm other than
+	// RS256 (asymmetric) or sha1 (legacy).
+	ErrUnsupportedAlgorithm = errors.New("unsupported signature algorithm")
+	// ErrUnknownKey: the kid is not in Pagar.me's key set (KindInvalid).
+	ErrUnknownKey = errors.New("unknown signing key")
+	// ErrKeysUnavailable: the kid is unknown and the key set cannot be
+	// fetched now (KindUnavailable: Pagar.me should retry later).
+	ErrKeysUnavailable = errors.New("signing keys unavailable")
+	// ErrNoValidSignature: the signature does not match the body.
+	ErrNoValidSignature = errors.New("no valid signature")
+)
+
+const opVerify = "pagarme: verify"
+
+// Verify authenticates a delivery on the raw body before anything parses it.
+// With the asymmetric header present and a JWKS configured, that header
+// decides; otherwise, with secrets configured and X-Hub-Signature present,
+// that decides; otherwise the delivery is not signed. Every failure is
+// domain.KindInvalid, except an unknown kid while the JWKS cannot be fetched
+// (domain.KindUnavailable, wrapping ErrKeysUnavailable). now drives the JWKS
+// cache (age and refetch rate limit); neither scheme signs a timestamp, so
+// there is no replay window to check: a replay is a duplicate the event
+// store drops. The query is unused.
+//
+// Verify may fetch the JWKS over HTTP. The api contract gives it no context,
+// so the fetch is bounded by the JWKS timeout alone.
+func (p *Provider) Verify(header http.Header, _ url.Values, body []byte, now time.Time) error {
+	switch scheme, value := p.scheme(header); scheme {
+	case HeaderAsymmetric:
+		return p.verifyRS256(value, body, now)
+	case HeaderHub:
+		return p.verifyHub(value, body)
+	}
+	return domain.Invalid(opVerify, p.notSignedMessage(header), ErrNotSigned)
+}
+
+// scheme picks the header that decides a delivery, by the precedence Verify
+// documents, and returns its name and value ("" when none applies).
+func (p *Provider) scheme(header http.Header) (string, string) {
+	if v := header.Get(HeaderAsymmetric); v != "" && p.keys != nil {
+		return HeaderAsymmetric, v
+	}
+	if v := header.Get(HeaderHub); v != "" && p.secrets != nil {
+		return HeaderHub, v
+	}
+	return "", ""
+}
+
+// notSignedMessage says what was expected, and why a header that is present
+// was not used, so a misconfiguration is easy to spot in the 400 body.
+func (p *Provider) notSignedMessage(header http.Header) string {
+	switch {
+	case p.keys != nil && p.secrets != nil:
+		return "missing " + HeaderAsymmetric + " and " + HeaderHub + " headers"
+	case p.keys != nil && header.Get(HeaderHub) != "":
+		return "missing " + HeaderAsymmetric + " header (" + HeaderHub + " is present but no webhook secret is configured)"
+	case p.keys != nil:
+		return "missing " + HeaderAsymmetric + " header"
+	case header.Get(HeaderAsymmetric) != "":
+		return "missing " + HeaderHub + " header (" + HeaderAsymmetric + " is present but no JWKS URL is configured)"
+	}
+	return "missing " + HeaderHub + " header"
+}
+
+// signatureHeader is the value of the header that decides the delivery, for
+// Notification.SignatureHeader.
+func (p *Provider) signatureHeader(header http.Header) string {
+	_, v := p.scheme(header)
+	return v
+}
