@@ -81,8 +81,28 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 // killed after the append but before the job was marked done), the job is
 // retried, the payment converges, and the stream holds the observed state
 // exactly once.
+// TestEnrichmentSurvivesKilledFetch: the fetch is killed mid-way (dropped
+// connections, the process stopped mid-fetch, or stopped after the append
+// but before the job was marked done); the job is retried, the state
+// converges and exactly one observed-status event is stored. It runs for
+// Mercado Pago, the provider that needs enrichment, and for Stripe.
 func TestEnrichmentSurvivesKilledFetch(t *testing.T) {
-	const pi = "pi_3QKill-fetch_1"
+	providers := []struct {
+		name, payment string
+		set           func(e *env, id string)
+		want          string
+	}{
+		{"mercadopago", "1319876543211", func(e *env, id string) { e.api.setMP(id, "approved", "accredited", "20.00", "0") },
+			"confirmed/approved 2000/2000/0 BRL"},
+		{"stripe", "pi_3QKill-fetch_1", func(e *env, id string) { e.api.set(id, "succeeded", 2000, 2000, 0) },
+			"confirmed/succeeded 2000/2000/0 BRL"},
+	}
+	for _, prov := range providers {
+		t.Run(prov.name, func(t *testing.T) { testKilledFetch(t, prov.name, prov.payment, prov.set, prov.want) })
+	}
+}
+
+func testKilledFetch(t *testing.T, provider, pi string, set func(e *env, id string), wantObserved string) {
 	tests := []struct {
 		name string
 		// run drives the scenario once the notification is appended; it
@@ -99,7 +119,7 @@ func TestEnrichmentSurvivesKilledFetch(t *testing.T) {
 				}
 				return answer
 			})
-			return e.startJobs(e.config())
+			return e.startJobs(e.configFor(provider))
 		},
 		wantAttempts: 3, wantErrors: 2,
 	}, {
@@ -111,10 +131,10 @@ func TestEnrichmentSurvivesKilledFetch(t *testing.T) {
 				}
 				return answer
 			})
-			first := e.startJobs(e.config())
+			first := e.startJobs(e.configFor(provider))
 			<-e.api.hung
 			kill(t, first)
-			return e.startJobs(e.config())
+			return e.startJobs(e.configFor(provider))
 		},
 		// A job cancelled by a shutdown goes back in line without using
 		// up an attempt.
@@ -123,26 +143,26 @@ func TestEnrichmentSurvivesKilledFetch(t *testing.T) {
 		name: "process killed after the append, before the job was marked done",
 		run: func(t *testing.T, e *env) *Jobs {
 			appended := make(chan struct{})
-			cfg := e.config()
+			cfg := e.configFor(provider)
 			cfg.Store = &stallingAppender{next: e.store, appended: appended}
 			first := e.startJobs(cfg)
 			<-appended
 			kill(t, first)
-			return e.startJobs(e.config())
+			return e.startJobs(e.configFor(provider))
 		},
 		wantAttempts: 1, wantErrors: 0,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.api.set(pi, "succeeded", 2000, 2000, 0)
+			set(e, pi)
 			e.startProjector(nil) // the read model; jobs are enqueued below
-			enqueue(t, e, e.config(), "stripe", pi)
-			e.notify("stripe", pi, "n_1")
+			enqueue(t, e, e.configFor(provider), provider, pi)
+			e.notify(provider, pi, "n_1")
 			j := tt.run(t, e)
 
 			eventually(t, "the payment confirmed", func() bool {
-				return e.payment("stripe", pi).Status == domain.StatusConfirmed
+				return e.payment(provider, pi).Status == domain.StatusConfirmed
 			})
 			eventually(t, "the job completed", func() bool {
 				jobs := e.jobs(j)
@@ -153,14 +173,14 @@ func TestEnrichmentSurvivesKilledFetch(t *testing.T) {
 				t.Errorf("job: attempt %d with %d errors, want %d with %d (errors: %+v)",
 					job.Attempt, len(job.Errors), tt.wantAttempts, tt.wantErrors, job.Errors)
 			}
-			want := map[string]int{"confirmed/succeeded 2000/2000/0 BRL": 1}
-			if got := e.observed("stripe", pi); !reflect.DeepEqual(got, want) {
+			want := map[string]int{wantObserved: 1}
+			if got := e.observed(provider, pi); !reflect.DeepEqual(got, want) {
 				t.Errorf("observations %v, want exactly %v", got, want)
 			}
 			if n := e.api.callCount(); n < 2 {
 				t.Errorf("the API was called %d times; the scenario needs a retried fetch", n)
 			}
-			p := e.payment("stripe", pi)
+			p := e.payment(provider, pi)
 			if p.AmountCaptured != 2000 || p.EventCount != 2 {
 				t.Errorf("payment = %+v, want 2000 captured from 2 events", p)
 			}

@@ -22,6 +22,7 @@ type fakeAPI struct {
 	mu     sync.Mutex
 	calls  int
 	intent map[string]string // PaymentIntent JSON by ID
+	mp     map[string]string // Mercado Pago payment JSON by ID
 	script func(call int) action
 	hung   chan struct{} // receives each time a request starts hanging
 }
@@ -37,7 +38,7 @@ const (
 )
 
 func newFakeAPI(t *testing.T) *fakeAPI {
-	f := &fakeAPI{intent: map[string]string{}, hung: make(chan struct{}, 16)}
+	f := &fakeAPI{intent: map[string]string{}, mp: map[string]string{}, hung: make(chan struct{}, 16)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -51,6 +52,16 @@ func (f *fakeAPI) set(id, status string, amount, received, refunded int64) {
 		`"currency":"brl","latest_charge":{"id":"ch_%s","object":"charge","amount":%d,"amount_captured":%d,`+
 		`"amount_refunded":%d,"captured":true,"currency":"brl","refunded":false,"disputed":false}}`,
 		id, status, amount, received, id, amount, received, refunded)
+}
+
+// setMP makes the API describe Mercado Pago payment id: decimal amounts in
+// major units, as Mercado Pago sends them.
+func (f *fakeAPI) setMP(id, status, detail, amount, refunded string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mp[id] = fmt.Sprintf(`{"id":%s,"status":%q,"status_detail":%q,"transaction_amount":%s,`+
+		`"transaction_amount_refunded":%s,"currency_id":"BRL","date_last_updated":"2026-03-01T10:00:00.000-03:00"}`,
+		id, status, detail, amount, refunded)
 }
 
 func (f *fakeAPI) setScript(s func(call int) action) {
@@ -70,14 +81,20 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad key", http.StatusUnauthorized)
 		return
 	}
-	id, _ := strings.CutPrefix(r.URL.Path, "/v1/payment_intents/")
 	f.mu.Lock()
 	f.calls++
 	act := answer
 	if f.script != nil {
 		act = f.script(f.calls)
 	}
-	body, ok := f.intent[id]
+	var body string
+	var ok bool
+	if id, isMP := strings.CutPrefix(r.URL.Path, "/v1/payments/"); isMP {
+		body, ok = f.mp[id]
+	} else {
+		id, _ := strings.CutPrefix(r.URL.Path, "/v1/payment_intents/")
+		body, ok = f.intent[id]
+	}
 	f.mu.Unlock()
 	switch {
 	case act == drop:

@@ -16,6 +16,7 @@ import (
 	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/internal/pgtest"
 	"github.com/payledger/payledger/projections"
+	"github.com/payledger/payledger/providers/mercadopago"
 	"github.com/payledger/payledger/providers/stripe"
 )
 
@@ -83,11 +84,30 @@ func (e *env) statusClient() *stripe.StatusClient {
 	return c
 }
 
-// config is a Jobs config with quick retries and polling.
-func (e *env) config() Config {
+// mercadoPagoClient is the real Mercado Pago status client on the fake API,
+// one HTTP attempt per fetch.
+func (e *env) mercadoPagoClient() *mercadopago.StatusClient {
+	e.t.Helper()
+	c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{BaseURL: e.api.srv.URL, AccessToken: fakeKey,
+		MaxAttempts: 1, Timeout: 5 * time.Second, Now: now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// config is a Jobs config with quick retries and polling, enriching Stripe.
+func (e *env) config() Config { return e.configFor(stripe.ProviderName) }
+
+// configFor is config enriching provider ("stripe" or "mercadopago").
+func (e *env) configFor(provider string) Config {
+	fetcher := StatusFetcher(e.statusClient())
+	if provider == mercadopago.ProviderName {
+		fetcher = e.mercadoPagoClient()
+	}
 	return Config{
-		Pool: e.pool, Fetchers: []StatusFetcher{e.statusClient()}, Store: e.store, Logger: e.log.logger(),
-		MaxAttempts: 5, Workers: 2, EnrichProviders: []string{stripe.ProviderName},
+		Pool: e.pool, Fetchers: []StatusFetcher{fetcher}, Store: e.store, Logger: e.log.logger(),
+		MaxAttempts: 5, Workers: 2, EnrichProviders: []string{provider},
 		RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 		JobTimeout: 20 * time.Second, testOnly: true,
 	}
