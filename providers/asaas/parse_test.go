@@ -284,8 +284,7 @@ func TestParseMalformed(t *testing.T) {
 		{name: "truncated", body: vector[:len(vector)/2], wantErr: "malformed webhook JSON"},
 		{name: "trailing garbage", body: append(append([]byte{}, vector...), "}x"...), wantErr: "malformed webhook JSON"},
 		{name: "array", body: []byte(`[]`), wantErr: "malformed webhook JSON"},
-		{name: "null", body: []byte(`null`), wantErr: "id is missing"},
-		{name: "id missing", body: payload(t, edits{"id": remove{}}), wantErr: "id is missing"},
+		{name: "null", body: []byte(`null`), wantErr: "event is missing"},
 		{name: "id a number", body: payload(t, edits{"id": json.Number("368604920")}), wantErr: "id has the wrong type"},
 		{name: "id with a space", body: payload(t, edits{"id": "evt_1 &2"}), wantErr: "id contains whitespace"},
 		{name: "id with a newline", body: payload(t, edits{"id": "evt_1\n"}), wantErr: "id contains whitespace"},
@@ -346,4 +345,30 @@ func describe(n domain.Notification) string {
 		Events []domain.Event
 	}{n, n.Events})
 	return string(b)
+}
+
+// TestParseWithoutEventID: deliveries from webhook configurations older than
+// Asaas's event IDs get an ID derived from their bytes: the same delivery
+// retried is the same fact, another delivery is another.
+func TestParseWithoutEventID(t *testing.T) {
+	p := newProvider(t, Config{Tokens: []string{"tok"}})
+	body := payload(t, edits{"id": remove{}})
+	a, err := p.Parse(nil, nil, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Parse(nil, nil, append([]byte(nil), body...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ProviderEventID == "" || a.ProviderEventID != b.ProviderEventID || len(a.Events) != 1 {
+		t.Fatalf("derived IDs %q and %q for one delivery", a.ProviderEventID, b.ProviderEventID)
+	}
+	other, err := p.Parse(nil, nil, payload(t, edits{"id": remove{}, "event": "PAYMENT_CONFIRMED"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.ProviderEventID == a.ProviderEventID {
+		t.Errorf("two deliveries share the derived ID %q", a.ProviderEventID)
+	}
 }
