@@ -143,11 +143,6 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 // parseProviders reads the provider settings that need more than a string.
 func (c *Config) parseProviders(getenv func(string) string) []error {
 	var problems []error
-	if len(c.MercadoPago.Secrets) > 0 && c.MercadoPago.AccessToken == "" {
-		// Mercado Pago notifications carry no status: without API access
-		// every payment would stay "pending" for ever.
-		problems = append(problems, fmt.Errorf("LEDGER_MERCADOPAGO_ACCESS_TOKEN: required when LEDGER_MERCADOPAGO_WEBHOOK_SECRETS is set (notifications carry no status; it is fetched)"))
-	}
 	loc, err := time.LoadLocation(or(getenv("LEDGER_ASAAS_TIMEZONE"), "America/Sao_Paulo"))
 	if err != nil {
 		problems = append(problems, fmt.Errorf("LEDGER_ASAAS_TIMEZONE: %w", err))

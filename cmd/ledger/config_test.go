@@ -83,14 +83,13 @@ func TestConfigProviders(t *testing.T) {
 
 func TestConfigProviderProblems(t *testing.T) {
 	_, err := configFromEnv(env(map[string]string{
-		"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS": "mp1",
-		"LEDGER_ASAAS_ALLOWED_IPS":           "not-an-ip",
-		"LEDGER_ASAAS_TIMEZONE":              "Mars/Olympus",
-		"LEDGER_PAGARME_API_BASE":            "ftp://x",
-		"LEDGER_JOBS_MAX_ATTEMPTS":           "0",
-		"LEDGER_MERCADOPAGO_MAX_AGE":         "-1s",
+		"LEDGER_ASAAS_ALLOWED_IPS":   "not-an-ip",
+		"LEDGER_ASAAS_TIMEZONE":      "Mars/Olympus",
+		"LEDGER_PAGARME_API_BASE":    "ftp://x",
+		"LEDGER_JOBS_MAX_ATTEMPTS":   "0",
+		"LEDGER_MERCADOPAGO_MAX_AGE": "-1s",
 	}))
-	for _, name := range []string{"LEDGER_MERCADOPAGO_ACCESS_TOKEN", "LEDGER_ASAAS_ALLOWED_IPS", "LEDGER_ASAAS_TIMEZONE",
+	for _, name := range []string{"LEDGER_ASAAS_ALLOWED_IPS", "LEDGER_ASAAS_TIMEZONE",
 		"LEDGER_PAGARME_API_BASE", "LEDGER_JOBS_MAX_ATTEMPTS", "LEDGER_MERCADOPAGO_MAX_AGE"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not mention %s: %v", name, err)

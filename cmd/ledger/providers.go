@@ -51,13 +51,19 @@ func buildProviders(cfg Config, logger *slog.Logger) (wiredProviders, error) {
 		if err := add("mercadopago", p, err); err != nil {
 			return w, err
 		}
-		c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, BaseURL: mp.APIBase})
-		if err != nil {
-			return w, fmt.Errorf("mercadopago status client: %w", err)
+		if mp.AccessToken == "" {
+			// Refusing to start would drop deliveries; storing them keeps
+			// every fact, but without the API their payments stay pending.
+			logger.Error("LEDGER_MERCADOPAGO_ACCESS_TOKEN is empty: Mercado Pago notifications are stored but not enriched, their payments stay pending")
+		} else {
+			c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, BaseURL: mp.APIBase})
+			if err != nil {
+				return w, fmt.Errorf("mercadopago status client: %w", err)
+			}
+			w.fetchers = append(w.fetchers, c)
+			// Its notifications carry no status: every one is followed by a fetch.
+			w.enrich = append(w.enrich, mercadopago.ProviderName)
 		}
-		w.fetchers = append(w.fetchers, c)
-		// Its notifications carry no status: every one is followed by a fetch.
-		w.enrich = append(w.enrich, mercadopago.ProviderName)
 	}
 	if as := cfg.Asaas; len(as.Tokens) > 0 {
 		allowed := as.AllowedIPs
