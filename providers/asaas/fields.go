@@ -4,17 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
 const opParse = "asaas: parse"
-
-// maxIDLen bounds IDs: they name streams and go into URLs and indexes.
-// Asaas's own IDs are far shorter.
-const maxIDLen = 255
 
 func invalid(msg string) error { return domain.Invalid(opParse, msg, nil) }
 
@@ -22,16 +17,8 @@ func invalid(msg string) error { return domain.Invalid(opParse, msg, nil) }
 // maxIDLen bytes, and printable without spaces, so it is safe as a stream
 // name, in a URL path segment and in logs. '&' (in event IDs) is fine.
 func checkID(field, id string) error {
-	switch {
-	case id == "":
-		return invalid(field + " is missing")
-	case len(id) > maxIDLen:
-		return invalid(field + " is longer than " + strconv.Itoa(maxIDLen) + " bytes")
-	}
-	for _, r := range id {
-		if r == utf8.RuneError || r == ' ' || !unicode.IsPrint(r) {
-			return invalid(field + " contains whitespace, control or non-printable characters")
-		}
+	if msg := providers.IDProblem(field, id); msg != "" {
+		return invalid(msg)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -122,26 +121,6 @@ func TestDefaultAllowedIPsIsACopy(t *testing.T) {
 	a[0] = netip.MustParsePrefix("0.0.0.0/0")
 	if b := DefaultAllowedIPs(); b[0] == a[0] || len(b) != 4 {
 		t.Fatalf("DefaultAllowedIPs() = %v after a caller changed its copy", b)
-	}
-}
-
-// TestImports keeps production code on the standard library, domain and the
-// shared provider packages.
-func TestImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	allowed := map[string]bool{
-		"github.com/payledger/payledger/providers/asaas": true,
-		"github.com/payledger/payledger/providers/rest":  true,
-		"github.com/payledger/payledger/providers":       true,
-		"github.com/payledger/payledger/domain":          true,
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if !allowed[pkg] {
-			t.Errorf("providers/asaas depends on %s", pkg)
-		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -76,26 +75,6 @@ func TestNew(t *testing.T) {
 				t.Errorf("New() error %q leaks the secret", err)
 			}
 		})
-	}
-}
-
-// TestImports keeps production code on the standard library, domain,
-// providers and providers/rest.
-func TestImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	allowed := map[string]bool{
-		"github.com/payledger/payledger/providers/mercadopago": true,
-		"github.com/payledger/payledger/providers/rest":        true,
-		"github.com/payledger/payledger/providers":             true,
-		"github.com/payledger/payledger/domain":                true,
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if !allowed[pkg] {
-			t.Errorf("providers/mercadopago depends on %s", pkg)
-		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
 const opParse = "pagarme: parse"
@@ -28,13 +29,8 @@ func invalid(msg string) error { return domain.Invalid(opParse, msg, nil) }
 // maxIDLen bytes, and printable without spaces, so it is safe as a stream
 // name, in a URL path segment and in logs.
 func checkID(field, id string) error {
-	switch {
-	case id == "":
-		return invalid(field + " is missing")
-	case len(id) > maxIDLen:
-		return invalid(field + " is longer than " + strconv.Itoa(maxIDLen) + " bytes")
-	case !printable(id):
-		return invalid(field + " contains whitespace, control or non-printable characters")
+	if msg := providers.IDProblem(field, id); msg != "" {
+		return invalid(msg)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -67,25 +66,5 @@ func TestNew(t *testing.T) {
 				t.Errorf("New() error %q leaks the secret", err)
 			}
 		})
-	}
-}
-
-// TestImports keeps production code on the standard library, domain,
-// providers and providers/rest.
-func TestImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	allowed := map[string]bool{
-		"github.com/payledger/payledger/providers/pagarme": true,
-		"github.com/payledger/payledger/providers/rest":    true,
-		"github.com/payledger/payledger/providers":         true,
-		"github.com/payledger/payledger/domain":            true,
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if !allowed[pkg] {
-			t.Errorf("providers/pagarme depends on %s", pkg)
-		}
 	}
 }

