@@ -62,9 +62,12 @@ func observe(c charge, typ, prefix string, fallback domain.Currency, meta domain
 		amount: *c.Amount, paid: paidAmount(c, typ), canceled: value(c.CanceledAmount)}
 	st := chargeStatus(f)
 	meta.ProviderPaymentID = c.ID
+	// Pagar.me reports refunds as cancellations, but a charge cancelled
+	// before it was paid also has canceled_amount = amount: only the part of
+	// the cancellation that had been paid is money given back.
 	return &domain.PaymentStatusObserved{Meta: meta, Status: st, ProviderStatus: c.Status,
 		ProviderStatusDetail: statusDetail(f, st), Amount: f.amount, AmountCaptured: f.paid,
-		AmountRefunded: f.canceled, Currency: cur}, nil
+		AmountRefunded: min(f.canceled, f.paid), Currency: cur}, nil
 }
 
 // paidAmount is paid_amount. When a payload leaves it out, a charge whose

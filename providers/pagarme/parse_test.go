@@ -61,7 +61,7 @@ func TestParseTestdata(t *testing.T) {
 		{file: "events/charge.antifraud_manual.json", want: []obs{{hook: "hook_H8afmanual000", typ: "charge.antifraud_manual", charge: "ch_af00000000000002",
 			at: "2026-01-15T12:00:03Z", status: domain.StatusPending, providerStatus: "processing", detail: "pending_review", amount: 15990}}},
 		{file: "events/charge.canceled.before_payment.json", want: []obs{{hook: "hook_I9canceled000", typ: "charge.canceled", charge: "ch_pix0000000000001",
-			at: "2026-01-16T12:00:00Z", status: domain.StatusCancelled, providerStatus: "canceled", detail: "expired", amount: 5000, refunded: 5000}}},
+			at: "2026-01-16T12:00:00Z", status: domain.StatusCancelled, providerStatus: "canceled", detail: "expired", amount: 5000, refunded: 0}}}, // never paid: nothing refunded
 		{file: "events/charge.refunded.json", want: []obs{{hook: "hook_J0refunded000", typ: "charge.refunded", charge: card,
 			at: "2026-01-20T10:30:00Z", status: domain.StatusRefunded, providerStatus: "canceled", detail: "refunded", amount: 15990, captured: 15990, refunded: 15990}}},
 		{file: "events/charge.partial_canceled.json", want: []obs{{hook: "hook_K1partial0000", typ: "charge.partial_canceled", charge: card,
@@ -270,5 +270,24 @@ func TestParseOrderStoredIDs(t *testing.T) {
 	want := []string{"ch_split00000000001/hook_M3orderpaid00:ch_split00000000001", "ch_split00000000002/hook_M3orderpaid00:ch_split00000000002"}
 	if !reflect.DeepEqual(first, want) || !reflect.DeepEqual(keys(), first) {
 		t.Fatalf("keys = %v, want %v both times", first, want)
+	}
+}
+
+// TestCanceledUnpaidIsNotARefund: a charge cancelled before payment reports
+// canceled_amount = amount; no money came in, so none went back. Found by
+// paysim against the real ledger.
+func TestCanceledUnpaidIsNotARefund(t *testing.T) {
+	p, err := New(Config{Secrets: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"id":"hook_c1","type":"charge.canceled","created_at":"2026-01-15T12:00:00Z","data":{"id":"ch_c1","amount":12358,"paid_amount":0,"canceled_amount":12358,"status":"canceled","currency":"BRL"}}`)
+	n, err := p.Parse(nil, nil, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := n.Events[0].(*domain.PaymentStatusObserved)
+	if ev.Status != domain.StatusCancelled || ev.AmountRefunded != 0 || ev.AmountCaptured != 0 {
+		t.Errorf("cancelled unpaid charge = %s captured %d refunded %d; want cancelled, 0, 0", ev.Status, ev.AmountCaptured, ev.AmountRefunded)
 	}
 }

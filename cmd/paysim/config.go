@@ -1,0 +1,156 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is everything a run is told by its flags.
+type Config struct {
+	Ledger      string
+	Token       string
+	Payments    int
+	Seed        uint64
+	Providers   []string
+	Skip        []string // lifecycles not to generate, "provider/lifecycle"
+	APIAddr     string
+	KeyFile     string // Pagar.me signing key (PEM); generated when empty or absent
+	Chaos       Chaos
+	Concurrency int
+	Retry       Retry
+	Settle      time.Duration
+	ReadyWait   time.Duration
+	JSON        bool
+	Progress    bool
+	Creds       Credentials
+}
+
+// flags registers the flags of both subcommands on fs.
+func (c *Config) flags(fs *flag.FlagSet) *string {
+	providers := fs.String("providers", strings.Join(allProviders(), ","), "comma-separated providers to simulate")
+	fs.Func("skip-lifecycles", "comma-separated provider/lifecycle pairs not to generate (e.g. to isolate a known ledger bug)", func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.Skip = append(c.Skip, s)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&c.Ledger, "ledger", "http://127.0.0.1:8080", "ledger base URL")
+	fs.StringVar(&c.Token, "token", "dev-read-token", "Bearer token for the ledger's read API (role read)")
+	fs.IntVar(&c.Payments, "payments", 1000, "number of payments")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed: the same seed generates the same payments and payloads")
+	fs.StringVar(&c.APIAddr, "api-addr", "127.0.0.1:8089", "listen address of the fake provider APIs and JWKS (fixed, so `paysim env` can name it beforehand)")
+	fs.StringVar(&c.KeyFile, "pagarme-key", "", "PEM file of the Pagar.me RS256 key: read if present, else generated and written there (empty: a new key per run)")
+	fs.Float64Var(&c.Chaos.Dup, "dup", 0.2, "share of webhooks delivered twice (half at once, half later)")
+	fs.Float64Var(&c.Chaos.Reorder, "reorder", 0.3, "share of payments whose deliveries are shuffled")
+	fs.DurationVar(&c.Chaos.MaxDelay, "max-delay", 20*time.Millisecond, "random wait before each delivery, up to this")
+	fs.DurationVar(&c.Chaos.LateDelay, "late-delay", 500*time.Millisecond, "extra wait before a late Pix/boleto confirmation")
+	fs.IntVar(&c.Concurrency, "concurrency", 32, "HTTP requests to the ledger in flight at most")
+	fs.IntVar(&c.Retry.Attempts, "retry-attempts", 8, "attempts per delivery at most")
+	fs.DurationVar(&c.Retry.Budget, "retry-budget", 30*time.Second, "give a delivery up this long after its first attempt")
+	fs.DurationVar(&c.Retry.Base, "retry-base", 100*time.Millisecond, "first backoff; doubles per attempt, half of it jitter")
+	fs.DurationVar(&c.Retry.Max, "retry-max", 5*time.Second, "backoff cap")
+	fs.DurationVar(&c.Retry.Timeout, "timeout", 10*time.Second, "per-attempt timeout")
+	fs.DurationVar(&c.Settle, "settle", 60*time.Second, "how long to wait for the read models to converge")
+	fs.DurationVar(&c.ReadyWait, "ready-timeout", 30*time.Second, "how long to wait for the ledger's /readyz before sending")
+	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON on stdout")
+	fs.BoolVar(&c.Progress, "progress", false, "show the progress line even when stderr is not a terminal")
+	fs.StringVar(&c.Creds.StripeSecret, "stripe-secret", "whsec_paysim_secret", "Stripe endpoint secret")
+	fs.StringVar(&c.Creds.MercadoPagoSecret, "mercadopago-secret", "mp_paysim_secret", "Mercado Pago webhook secret")
+	fs.StringVar(&c.Creds.MercadoPagoToken, "mercadopago-token", "APP_USR-paysim", "Mercado Pago access token the fake API accepts")
+	fs.StringVar(&c.Creds.AsaasToken, "asaas-token", "asaas_paysim_token", "Asaas webhook authentication token")
+	fs.StringVar(&c.Creds.AsaasAPIKey, "asaas-api-key", "$aact_paysim", "Asaas API key the fake API accepts")
+	fs.StringVar(&c.Creds.PagarmeAPIKey, "pagarme-api-key", "sk_paysim", "Pagar.me secret key the fake API accepts")
+	return providers
+}
+
+// parseConfig parses args (without the subcommand) and validates.
+func parseConfig(name string, args []string, stderr io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("paysim "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	providers := c.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("paysim: unexpected arguments %q", fs.Args())
+	}
+	for _, p := range strings.Split(*providers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.Providers = append(c.Providers, p)
+		}
+	}
+	c.Ledger = strings.TrimRight(c.Ledger, "/")
+	return c, c.validate()
+}
+
+// validate reports every problem at once.
+func (c Config) validate() error {
+	var problems []string
+	if c.Payments < 1 {
+		problems = append(problems, "--payments must be at least 1")
+	}
+	if len(c.Providers) == 0 {
+		problems = append(problems, "--providers is empty")
+	}
+	for _, p := range c.Providers {
+		if builder(p) == nil {
+			problems = append(problems, fmt.Sprintf("--providers: unknown provider %q", p))
+		}
+	}
+	for name, v := range map[string]float64{"--dup": c.Chaos.Dup, "--reorder": c.Chaos.Reorder} {
+		if v < 0 || v > 1 {
+			problems = append(problems, name+" must be between 0 and 1")
+		}
+	}
+	for _, s := range c.Skip {
+		prov, lc, _ := strings.Cut(s, "/")
+		if !slices.Contains(lifecycles(prov), lc) {
+			problems = append(problems, fmt.Sprintf("--skip-lifecycles: unknown lifecycle %q", s))
+		}
+	}
+	if c.Concurrency < 1 {
+		problems = append(problems, "--concurrency must be at least 1")
+	}
+	if c.Retry.Attempts < 1 || c.Retry.Timeout <= 0 || c.Retry.Budget < 0 || c.Retry.Base < 0 || c.Retry.Max < c.Retry.Base {
+		problems = append(problems, "retry: want --retry-attempts ≥ 1, --timeout > 0, --retry-budget ≥ 0, 0 ≤ --retry-base ≤ --retry-max")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("paysim: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// env returns the ledger configuration matching c, with apiBase the root
+// of the fake provider APIs, in a stable order.
+func (c Config) env(apiBase string) [][2]string {
+	return [][2]string{
+		{"LEDGER_STRIPE_WEBHOOK_SECRETS", c.Creds.StripeSecret},
+		{"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS", c.Creds.MercadoPagoSecret},
+		{"LEDGER_MERCADOPAGO_ACCESS_TOKEN", c.Creds.MercadoPagoToken},
+		{"LEDGER_MERCADOPAGO_API_BASE", apiBase + "/mercadopago"},
+		{"LEDGER_ASAAS_WEBHOOK_TOKENS", c.Creds.AsaasToken},
+		{"LEDGER_ASAAS_API_KEY", c.Creds.AsaasAPIKey},
+		{"LEDGER_ASAAS_API_BASE", apiBase + "/asaas"},
+		{"LEDGER_PAGARME_JWKS_URL", apiBase + "/.well-known/jwks.json"},
+		{"LEDGER_PAGARME_API_KEY", c.Creds.PagarmeAPIKey},
+		{"LEDGER_PAGARME_API_BASE", apiBase + "/pagarme/core/v5"},
+		{"LEDGER_API_TOKENS", "read:" + c.Token},
+	}
+}
+
+// shellQuote quotes v for a POSIX shell.
+func shellQuote(v string) string { return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'" }
+
+// printEnv writes `export K='v'` lines.
+func printEnv(w io.Writer, env [][2]string) {
+	for _, kv := range env {
+		fmt.Fprintf(w, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+	}
+}

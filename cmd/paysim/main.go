@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches the subcommand and returns the exit code: 0 when every
+// payment matched and every webhook was acknowledged, 1 otherwise, 2 for
+// usage errors.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && (args[0] == "run" || args[0] == "env") {
+		cmd, args = args[0], args[1:]
+	}
+	cfg, err := parseConfig(cmd, args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if cmd == "env" {
+		printEnv(stdout, cfg.env("http://"+cfg.APIAddr))
+		return 0
+	}
+	rep, err := simulate(ctx, cfg, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if !rep.OK {
+		return 1
+	}
+	return 0
+}

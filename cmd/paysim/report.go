@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Report is the outcome of a run; --json prints it as is.
+type Report struct {
+	OK              bool             `json:"ok"`
+	Seed            uint64           `json:"seed"`
+	Payments        int              `json:"payments"`
+	Matched         int              `json:"matched"`
+	Wrong           int              `json:"wrong"`
+	Missing         int              `json:"missing"`
+	Mismatches      []Mismatch       `json:"mismatches,omitempty"` // the first few wrong or missing
+	ByProvider      map[string]int   `json:"payments_by_provider"`
+	Lifecycles      map[string]int   `json:"lifecycles"`
+	Webhooks        int              `json:"webhooks"`       // distinct webhooks
+	Deliveries      int              `json:"deliveries"`     // sends, copies included
+	Duplicated      int              `json:"duplicated"`     // sends beyond the first of a webhook
+	Attempts        int              `json:"attempts"`       // HTTP attempts
+	Retried         int              `json:"retried"`        // sends that needed more than one attempt
+	GivenUp         int              `json:"given_up"`       // sends whose retry budget ran out
+	Undelivered     int              `json:"undelivered"`    // webhooks never acknowledged
+	AcceptedTwice   int              `json:"accepted_twice"` // webhooks the ledger said it stored more than once
+	Outcomes        map[string]int   `json:"outcomes"`       // the ledger's answers: accepted, duplicate, ignored
+	Failures        []string         `json:"failures,omitempty"`
+	AckLatencyMS    Latency          `json:"ack_latency_ms"`
+	Throughput      float64          `json:"throughput_per_s"` // deliveries per second of the delivery phase
+	APIFetches      map[string]int64 `json:"api_fetches"`      // provider API calls the ledger made
+	DeliverySeconds float64          `json:"delivery_seconds"`
+	SettleSeconds   float64          `json:"settle_seconds"`
+	DurationSeconds float64          `json:"duration_seconds"`
+}
+
+// Mismatch is one payment whose read model differs from the truth.
+type Mismatch struct {
+	Payment   string     `json:"payment"`
+	Lifecycle string     `json:"lifecycle"`
+	Want      Truth      `json:"want"`
+	Got       *readModel `json:"got,omitempty"`
+	Problem   string     `json:"problem"`
+}
+
+// Latency holds percentiles in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// report assembles the run's figures.
+func (s *sim) report(st *stats, checks map[*Payment]check) *Report {
+	r := &Report{Seed: s.cfg.Seed, Payments: len(s.payments), ByProvider: map[string]int{}, Lifecycles: map[string]int{},
+		APIFetches: s.api.fetchCounts()}
+	for _, p := range s.payments {
+		r.ByProvider[p.Provider]++
+		r.Lifecycles[p.Provider+"/"+p.Lifecycle]++
+		r.Webhooks += len(p.Steps)
+		c := checks[p]
+		var problem string
+		switch {
+		case c.code == http.StatusOK && c.diff == "":
+			r.Matched++
+			continue
+		case c.code == http.StatusNotFound:
+			r.Missing++
+			problem = "missing (404)"
+		case c.err != "":
+			r.Wrong++
+			problem = c.err
+		default:
+			r.Wrong++
+			problem = strings.TrimSpace(c.diff)
+		}
+		if len(r.Mismatches) < 10 {
+			m := Mismatch{Payment: p.Key(), Lifecycle: p.Lifecycle, Want: p.Final(), Problem: problem}
+			if c.code == http.StatusOK {
+				got := c.got
+				m.Got = &got
+			}
+			r.Mismatches = append(r.Mismatches, m)
+		}
+	}
+	st.mu.Lock()
+	r.Deliveries, r.Attempts, r.Retried, r.GivenUp = st.done, st.attempts, st.retried, st.givenUp
+	r.Duplicated = st.planned - r.Webhooks
+	r.Outcomes = st.outcomes
+	r.Failures = st.failures
+	for _, p := range s.payments {
+		for _, step := range p.Steps {
+			key := p.Provider + "/" + step.Webhook.EventID
+			if st.ackedBy[key] == 0 {
+				r.Undelivered++
+			}
+			if st.accepted[key] > 1 {
+				r.AcceptedTwice++
+			}
+		}
+	}
+	st.mu.Unlock()
+	lat := st.sortedLatencies()
+	if len(lat) > 0 {
+		r.AckLatencyMS = Latency{P50: ms(percentile(lat, 50)), P95: ms(percentile(lat, 95)), P99: ms(percentile(lat, 99)), Max: ms(lat[len(lat)-1])}
+	}
+	r.OK = r.Wrong == 0 && r.Missing == 0 && r.Undelivered == 0 && r.AcceptedTwice == 0
+	return r
+}
+
+func (r *Report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func (r *Report) writeText(w io.Writer) {
+	verdict := "OK"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "paysim report (seed %d): %s\n", r.Seed, verdict)
+	fmt.Fprintf(w, "  payments    %d: %d matched, %d wrong, %d missing   (%s)\n", r.Payments, r.Matched, r.Wrong, r.Missing, counts(r.ByProvider))
+	for _, m := range r.Mismatches {
+		fmt.Fprintf(w, "    %s [%s]: %s\n      want %+v\n", m.Payment, m.Lifecycle, m.Problem, m.Want)
+		if m.Got != nil {
+			fmt.Fprintf(w, "      got  %+v\n", *m.Got)
+		}
+	}
+	fmt.Fprintf(w, "  webhooks    %d distinct, %d deliveries (%d duplicated), %d attempts, %d retried, %d given up, %d never acknowledged\n",
+		r.Webhooks, r.Deliveries, r.Duplicated, r.Attempts, r.Retried, r.GivenUp, r.Undelivered)
+	fmt.Fprintf(w, "  ledger said %s; accepted twice: %d\n", counts(r.Outcomes), r.AcceptedTwice)
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "    gave up: %s\n", f)
+	}
+	fmt.Fprintf(w, "  ack latency p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n", r.AckLatencyMS.P50, r.AckLatencyMS.P95, r.AckLatencyMS.P99, r.AckLatencyMS.Max)
+	fmt.Fprintf(w, "  throughput  %.0f deliveries/s over %.1f s; converged in %.1f s; total %.1f s\n", r.Throughput, r.DeliverySeconds, r.SettleSeconds, r.DurationSeconds)
+	if len(r.APIFetches) > 0 {
+		fmt.Fprintf(w, "  provider API calls by the ledger: %s\n", counts64(r.APIFetches))
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func counts64(m map[string]int64) string {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = int(v)
+	}
+	return counts(c)
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// sim is one simulation: the generated payments, the fake provider APIs
+// (listening from newSim on, so the ledger can be configured before the
+// run) and the signer.
+type sim struct {
+	cfg      Config
+	payments []*Payment
+	api      *providerAPI
+	sign     *signer
+	srv      *http.Server
+	apiBase  string
+	served   chan error
+}
+
+// newSim generates the payments and starts the provider API server.
+func newSim(cfg Config) (*sim, error) {
+	payments, err := Generate(cfg.Seed, cfg.Payments, cfg.Providers, cfg.Skip)
+	if err != nil {
+		return nil, err
+	}
+	key, err := signingKey(cfg.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	kid := keyID(&key.PublicKey)
+	api, err := newProviderAPI(cfg.Creds, kid, &key.PublicKey, payments)
+	if err != nil {
+		return nil, fmt.Errorf("paysim: jwks: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.APIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("paysim: provider API: %w", err)
+	}
+	s := &sim{cfg: cfg, payments: payments, api: api, sign: &signer{creds: cfg.Creds, key: key, kid: kid},
+		srv: &http.Server{Handler: api.handler(), ReadHeaderTimeout: 10 * time.Second}, apiBase: "http://" + ln.Addr().String(),
+		served: make(chan error, 1)}
+	go func() { s.served <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// env is the ledger configuration that matches this simulation.
+func (s *sim) env() [][2]string { return s.cfg.env(s.apiBase) }
+
+// close stops the provider API server.
+func (s *sim) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.srv.Shutdown(ctx)
+	<-s.served
+}
+
+// run delivers every payment's webhooks to the ledger at base, waits for
+// convergence and returns the report.
+func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Report, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.cfg.Concurrency * 2, MaxConnsPerHost: 0}}
+	defer client.CloseIdleConnections()
+	if err := waitReady(ctx, client, ledger, s.cfg.ReadyWait); err != nil {
+		return nil, err
+	}
+	st := newStats()
+	d := &deliverer{client: client, ledger: ledger, sign: s.sign, retry: s.cfg.Retry,
+		slots: make(chan struct{}, s.cfg.Concurrency), now: time.Now}
+	start := time.Now()
+	stopProgress := startProgress(progress, st, start)
+	s.deliverAll(ctx, d, st)
+	delivered := time.Since(start)
+	stopProgress()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("paysim: interrupted: %w", err)
+	}
+	r := &reader{client: client, ledger: ledger, token: s.cfg.Token}
+	settleStart := time.Now()
+	checks := r.converge(ctx, s.payments, s.cfg.Concurrency, settleStart.Add(s.cfg.Settle), 250*time.Millisecond)
+	rep := s.report(st, checks)
+	rep.DeliverySeconds = delivered.Seconds()
+	rep.SettleSeconds = time.Since(settleStart).Seconds()
+	rep.DurationSeconds = time.Since(start).Seconds()
+	if delivered > 0 {
+		rep.Throughput = float64(rep.Deliveries) / delivered.Seconds()
+	}
+	return rep, nil
+}
+
+// deliverAll walks every payment's plan; a bounded number of payments are
+// in flight at once so that a huge run does not start everything at once.
+func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats) {
+	plans := make([][][]send, len(s.payments))
+	for i, p := range s.payments {
+		plans[i] = plan(planRand(s.cfg.Seed, i), p, s.cfg.Chaos)
+		for _, g := range plans[i] {
+			st.plan(len(g))
+		}
+	}
+	active := make(chan struct{}, s.cfg.Concurrency*8)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i, p := range s.payments {
+		select {
+		case active <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-active }()
+			s.walk(ctx, d, st, p, plans[i])
+		}()
+	}
+}
+
+// walk sends one payment's groups in order, each group's sends at once.
+func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, p *Payment, groups [][]send) {
+	for _, g := range groups {
+		if !sleep(ctx, g[0].delay) {
+			return
+		}
+		for _, sd := range g {
+			s.api.advance(p, sd.step) // the provider's state runs ahead of its webhooks
+		}
+		var wg sync.WaitGroup
+		for _, sd := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w := &p.Steps[sd.step].Webhook
+				st.record(p.Provider+"/"+w.EventID, d.deliver(ctx, p, w))
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// waitReady polls GET /readyz until 200 or timeout.
+func waitReady(ctx context.Context, client *http.Client, ledger string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ledger+"/readyz", nil)
+		if err != nil {
+			return fmt.Errorf("paysim: ledger URL: %w", err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		last = err
+		if time.Now().After(deadline) {
+			return fmt.Errorf("paysim: ledger at %s not ready after %s: %w", ledger, timeout, last)
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+// simulate is `paysim run`: start the APIs, print what the ledger needs,
+// run, report.
+func simulate(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, error) {
+	s, err := newSim(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	fmt.Fprintf(stderr, "paysim: provider APIs on %s (Mercado Pago %s/mercadopago, JWKS %s/.well-known/jwks.json); ledger config:\n",
+		s.apiBase, s.apiBase, s.apiBase)
+	printEnv(stderr, s.env())
+	var progress io.Writer
+	if cfg.Progress || isTerminal(stderr) {
+		progress = stderr
+	}
+	rep, err := s.run(ctx, cfg.Ledger, progress)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.JSON {
+		err = rep.writeJSON(stdout)
+	} else {
+		rep.writeText(stdout)
+	}
+	return rep, err
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/payledger/payledger/internal/pgtest"
+)
+
+// TestSmoke is the CI run of issue 5, item 5: the real ledger binary, a
+// fresh database, a few hundred payments across every provider with
+// duplicates and reordering, and not one payment wrong or missing.
+func TestSmoke(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ledger")
+	build := exec.Command("go", "build", "-o", bin, "../ledger")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ledger: %v\n%s", err, out)
+	}
+	cfg, err := parseConfig("run", []string{
+		"--payments", "300", "--seed", "20260305", "--api-addr", "127.0.0.1:0",
+		"--dup", "0.3", "--reorder", "0.5", "--max-delay", "5ms", "--late-delay", "100ms",
+		"--concurrency", "16", "--settle", "40s", "--token", "smoke-read-token",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	env := map[string]string{
+		"LEDGER_HTTP_ADDR":                "127.0.0.1:0",
+		"LEDGER_DATABASE_URL":             pgtest.NewDatabase(t),
+		"LEDGER_EVENTSTORE_POLL_INTERVAL": "10ms",
+	}
+	for _, kv := range s.env() {
+		env[kv[0]] = kv[1]
+	}
+	addr := startLedger(t, bin, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := s.run(ctx, "http://"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	rep.writeText(&text)
+	t.Logf("\n%s", text.String())
+	if !rep.OK || rep.Matched != rep.Payments || rep.Undelivered != 0 || rep.AcceptedTwice != 0 {
+		t.Errorf("run failed: %d of %d matched, %d undelivered, %d accepted twice", rep.Matched, rep.Payments, rep.Undelivered, rep.AcceptedTwice)
+	}
+	// The run exercised what it claims to.
+	if rep.Duplicated == 0 || rep.Outcomes["duplicate"] == 0 || len(rep.ByProvider) != 4 || rep.APIFetches[mercadoPagoName] == 0 {
+		t.Errorf("run did not exercise duplicates, every provider and Mercado Pago fetches: %+v", rep)
+	}
+	if rep.Outcomes["accepted"] != rep.Webhooks {
+		t.Errorf("accepted = %d, want one per distinct webhook (%d)", rep.Outcomes["accepted"], rep.Webhooks)
+	}
+}
+
+var listeningRE = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
+
+// startLedger runs `ledger serve` with env only and returns its address
+// once it listens; it is stopped with SIGTERM when the test ends.
+func startLedger(t *testing.T, bin string, env map[string]string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var logs lockedBuffer
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = &logs, io.MultiWriter(&logs, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start ledger: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); pw.Close() }()
+	addrs := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				addrs <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("ledger logs:\n%s", logs.String())
+		}
+	})
+	select {
+	case a := <-addrs:
+		return a
+	case err := <-done:
+		t.Fatalf("ledger exited before listening: %v\n%s", err, logs.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("ledger did not listen within 60s\n%s", logs.String())
+	}
+	return ""
+}
+
+// lockedBuffer is a bytes.Buffer safe for the ledger's two output streams.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
