@@ -9,7 +9,7 @@ export LEDGER_STRIPE_WEBHOOK_SECRETS ?= whsec_dev_only_secret
 export LEDGER_API_TOKENS ?= read:dev-read-token,admin:dev-admin-token
 export LEDGER_LOG_FORMAT ?= text
 
-.PHONY: run test db migrate bench fuzz tidy-check
+.PHONY: run test db migrate bench fuzz demo
 
 run: db ## run the service (webhooks, read API, projector)
 	go run ./cmd/ledger serve
@@ -29,6 +29,9 @@ test: ## vet, format check and the full race-enabled test suite
 bench: ## micro-benchmarks (figures go to BENCHMARKS.md)
 	@scripts/postgres-up.sh
 	go test -run '^$$' -bench . -benchmem ./...
+
+demo: ## start Postgres, the ledger and paysim with PAYMENTS (3000) payments; prints the report
+	@scripts/demo.sh
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	@scripts/fuzz.sh $${FUZZTIME:-30s}
