@@ -19,7 +19,8 @@ const maxAppendCalls = 10
 
 // appendSQL is the whole append: one statement, so one round trip (the
 // statement is prepared once per connection by pgx's cache). See
-// migrations/00002_eventstore.sql for the outcomes.
+// migrations/00002_eventstore.sql for the outcomes and 00004 for the stream
+// lock it takes.
 const appendSQL = `SELECT outcome, last_revision, commit_tx, prepare_seq
 	FROM es_append($1, $2, $3, $4, $5, $6)`
 
@@ -43,7 +44,9 @@ type appendCall struct {
 
 // Append writes events to stream at consecutive revisions, all or nothing,
 // in one round trip unless it races (see eventstore.Store for the
-// semantics). Races lost with Any are retried a bounded number of times,
+// semantics). A single event, the webhook case, is appended by one plain
+// statement (appendSingle); batches and the rare ambiguous single append go
+// through es_append. Races lost with Any are retried a bounded number of times,
 // then reported as domain.ErrConflict. An event ID stored in another stream
 // is an error, not a duplicate: the same provider event about two payments
 // is a bug to look at, not a repeat to drop.
@@ -53,6 +56,12 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 		return eventstore.AppendResult{}, err
 	}
 	for range maxAppendCalls {
+		if len(call.ids) == 1 {
+			res, settled, err := s.appendSingle(ctx, call)
+			if settled {
+				return res, err
+			}
+		}
 		res, again, err := s.appendOnce(ctx, call)
 		if !again {
 			return res, err

@@ -3,12 +3,14 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
@@ -26,8 +28,9 @@ func (c countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// TestAppendOneRoundTrip: once pgx has prepared es_append's statement on a
-// connection, an append costs one round trip, batch or not.
+// TestAppendOneRoundTrip: once pgx has prepared the append statements on a
+// connection (a single event and a batch take different ones), an append
+// costs one round trip, batch or not.
 func TestAppendOneRoundTrip(t *testing.T) {
 	ctx := t.Context()
 	cfg := newPool(t, 1).Config()
@@ -39,17 +42,24 @@ func TestAppendOneRoundTrip(t *testing.T) {
 	}
 	s := New(newPoolWith(t, cfg), Options{})
 	const stream = "payment-stripe-pi_3Nk-x_Yround"
-	if _, err := s.Append(ctx, stream, eventstore.NoStream(), []eventstore.EventData{testEvent(t, stream, "warm")}); err != nil {
-		t.Fatal(err)
+	for _, warm := range [][]eventstore.EventData{
+		{testEvent(t, stream, "warm")},
+		{testEvent(t, stream, "warm-x"), testEvent(t, stream, "warm-y")},
+	} {
+		if _, err := s.Append(ctx, stream, eventstore.Any(), warm); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		name     string
 		expected eventstore.ExpectedRevision
 		keys     []string
 	}{
-		{"single", eventstore.Exact(0), []string{"a"}},
+		{"single", eventstore.Exact(2), []string{"a"}},
 		{"batch", eventstore.Any(), []string{"b", "c", "d"}},
 		{"duplicate", eventstore.Any(), []string{"a"}},
+		{"duplicate-batch", eventstore.Exact(0), []string{"b", "c"}},
+		{"conflict", eventstore.Exact(0), []string{"e"}},
 	}
 	for _, tt := range tests {
 		var evs []eventstore.EventData
@@ -57,7 +67,7 @@ func TestAppendOneRoundTrip(t *testing.T) {
 			evs = append(evs, testEvent(t, stream, k))
 		}
 		before := writes.Load()
-		if _, err := s.Append(ctx, stream, tt.expected, evs); err != nil {
+		if _, err := s.Append(ctx, stream, tt.expected, evs); err != nil && !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		if n := writes.Load() - before; n != 1 {
@@ -104,19 +114,31 @@ func TestAppendRetriesWhenHeadIsYounger(t *testing.T) {
 	}
 }
 
-// TestAppendLosesRaceMidBatch: a batch whose first revision is taken by a
-// transaction that commits while the batch waits on it, with its later
-// revisions free, is rolled back whole (never a partial batch); with Any it
-// is then appended after the winner.
-func TestAppendLosesRaceMidBatch(t *testing.T) {
+// TestAppendLosesRace: an append whose first revision is taken by a
+// transaction that commits while the append waits on it is never stored in
+// part; with Any it is then appended after the winner, with an exact
+// revision it is a conflict. A winner appending through es_append holds
+// the stream lock, so the loser waits for its turn and reads the new head.
+// A winner that skips the lock (a plain INSERT) makes the loser collide on
+// the revision itself: a batch then inserts its later revisions, must roll
+// back whole (ES002), and a single event's statement must hand over to
+// es_append rather than report anything.
+func TestAppendLosesRace(t *testing.T) {
 	tests := []struct {
 		name     string
+		winner   func(ctx context.Context, tx pgx.Tx, stream string, ev eventstore.EventData) error
+		keys     []string
 		expected eventstore.ExpectedRevision
 		wantErr  error
-		wantLen  int
 	}{
-		{"exact", eventstore.Exact(0), domain.ErrConflict, 2},
-		{"any", eventstore.Any(), nil, 4},
+		{"locked-batch-exact", appendWinner, []string{"b", "c"}, eventstore.Exact(0), domain.ErrConflict},
+		{"locked-batch-any", appendWinner, []string{"b", "c"}, eventstore.Any(), nil},
+		{"locked-single-exact", appendWinner, []string{"b"}, eventstore.Exact(0), domain.ErrConflict},
+		{"locked-single-any", appendWinner, []string{"b"}, eventstore.Any(), nil},
+		{"unlocked-batch-exact", insertWinner, []string{"b", "c"}, eventstore.Exact(0), domain.ErrConflict},
+		{"unlocked-batch-any", insertWinner, []string{"b", "c"}, eventstore.Any(), nil},
+		{"unlocked-single-exact", insertWinner, []string{"b"}, eventstore.Exact(0), domain.ErrConflict},
+		{"unlocked-single-any", insertWinner, []string{"b"}, eventstore.Any(), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,13 +154,17 @@ func TestAppendLosesRaceMidBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer winner.Rollback(context.Background())
-			if out, err := appendIn(ctx, winner, stream, testEvent(t, stream, "x")); err != nil || out != "appended" {
-				t.Fatalf("winner: %q, %v", out, err)
+			if err := tt.winner(ctx, winner, stream, testEvent(t, stream, "x")); err != nil {
+				t.Fatalf("winner: %v", err)
 			}
 
+			var batch []eventstore.EventData
+			for _, k := range tt.keys {
+				batch = append(batch, testEvent(t, stream, k))
+			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.Append(ctx, stream, tt.expected, []eventstore.EventData{testEvent(t, stream, "b"), testEvent(t, stream, "c")})
+				_, err := s.Append(ctx, stream, tt.expected, batch)
 				done <- err
 			}()
 			waitForLockWait(t, pool)
@@ -148,21 +174,47 @@ func TestAppendLosesRaceMidBatch(t *testing.T) {
 			if err := <-done; !errors.Is(err, tt.wantErr) {
 				t.Fatalf("append = %v, want %v", err, tt.wantErr)
 			}
+			wantLen := 2
+			if tt.wantErr == nil {
+				wantLen += len(batch)
+			}
 			evs, err := s.ReadStream(ctx, stream)
-			if err != nil || len(evs) != tt.wantLen {
-				t.Fatalf("stream has %d events (%v), want %d", len(evs), err, tt.wantLen)
+			if err != nil || len(evs) != wantLen {
+				t.Fatalf("stream has %d events (%v), want %d", len(evs), err, wantLen)
+			}
+			for i, e := range evs {
+				if e.Revision != uint64(i) || i > 0 && evs[i-1].Position.Compare(e.Position) >= 0 {
+					t.Fatalf("event %d at revision %d, position %v: want revision order = feed order", i, e.Revision, e.Position)
+				}
 			}
 		})
 	}
 }
 
-// waitForLockWait returns once some session's es_append waits on a lock.
+// appendWinner appends ev at the stream's next revision through es_append.
+func appendWinner(ctx context.Context, tx pgx.Tx, stream string, ev eventstore.EventData) error {
+	out, err := appendIn(ctx, tx, stream, ev)
+	if err == nil && out != "appended" {
+		err = fmt.Errorf("outcome %q", out)
+	}
+	return err
+}
+
+// insertWinner inserts ev at revision 1 without taking the stream lock.
+func insertWinner(ctx context.Context, tx pgx.Tx, stream string, ev eventstore.EventData) error {
+	_, err := tx.Exec(ctx, `INSERT INTO es_events (stream, revision, event_id, type, data, metadata)
+		VALUES ($1, 1, $2, $3, $4, $5)`, stream, ev.ID, ev.Type, ev.Data, ev.Metadata)
+	return err
+}
+
+// waitForLockWait returns once some session's append waits on a lock.
 func waitForLockWait(t *testing.T, q rowQuerier) {
 	t.Helper()
 	for {
 		var waiting bool
 		err := q.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%es_append%')`).Scan(&waiting)
+			WHERE datname = current_database() AND wait_event_type = 'Lock'
+			  AND (query LIKE '%es_append%' OR query LIKE '%es_lock_stream%' OR query LIKE '%INTO es_events%'))`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
 // Package postgres is the default event store: every stream in one Postgres
-// table, es_events, written by the es_append function (one round trip per
-// append) and read as one global feed that never skips a row committed late
-// by a slower transaction.
+// table, es_events, written one round trip per append (a single event by one
+// plain statement, a batch by the es_append function, appenders of one
+// stream taking turns on a per-stream lock) and read as one global feed that
+// never skips a row committed late by a slower transaction.
 //
 // The schema (table and function) belongs to the migrations package; this
 // package runs no DDL. It imports domain, eventstore and pgx, never api or

@@ -55,7 +55,8 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 // pingSQL is a round trip (so it checks the connection, like pool.Ping) that
 // also checks the schema, so readiness is false until migrations ran.
 const pingSQL = `SELECT to_regclass('es_events') IS NOT NULL
-	AND to_regprocedure('es_append(text, bigint, uuid[], text[], jsonb[], jsonb[])') IS NOT NULL`
+	AND to_regprocedure('es_append(text, bigint, uuid[], text[], jsonb[], jsonb[])') IS NOT NULL
+	AND to_regprocedure('es_lock_stream(text)') IS NOT NULL`
 
 // Ping reports whether Postgres answers and the event store schema exists.
 // Both failures wrap domain.ErrUnavailable.
@@ -65,7 +66,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		return translate("postgres: ping", err)
 	}
 	if !ready {
-		return fmt.Errorf("postgres: ping: es_events or es_append is missing (migrations not applied): %w", domain.ErrUnavailable)
+		return fmt.Errorf("postgres: ping: es_events, es_append or es_lock_stream is missing (migrations not applied): %w", domain.ErrUnavailable)
 	}
 	return nil
 }
