@@ -65,11 +65,8 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 // write appends once, retrying a call that got no answer with the same
 // expected revision.
 func (s *Store) write(ctx context.Context, op, stream string, want esdb.ExpectedRevision, proposed []esdb.EventData) (eventstore.AppendResult, error) {
-	var wr *esdb.WriteResult
-	err := s.retry(ctx, op, func(ctx context.Context, c *esdb.Client) error {
-		var err error
-		wr, err = c.AppendToStream(ctx, stream, esdb.AppendToStreamOptions{ExpectedRevision: want}, proposed...)
-		return err
+	wr, err := retryResult(ctx, s, op, nil, func(ctx context.Context, c *esdb.Client) (*esdb.WriteResult, error) {
+		return c.AppendToStream(ctx, stream, esdb.AppendToStreamOptions{ExpectedRevision: want}, proposed...)
 	})
 	if err != nil {
 		return eventstore.AppendResult{}, err

@@ -39,10 +39,9 @@ func (r *subscription) run(ctx context.Context, sub *esdb.Subscription) {
 		opts.Logger.WarnContext(ctx, "kurrentdb: subscription dropped, resubscribing",
 			"after", r.pos.String(), "attempt", failures, "err", err)
 		if sleep(ctx, backoff(opts.RetryMin, opts.RetryMax, failures-1)) {
-			err = r.store.attempt(ctx, func(ctx context.Context, c *esdb.Client) error {
-				var err error
-				sub, err = r.open(ctx, c)
-				return err
+			opts := r.options()
+			sub, err = attemptResult(ctx, r.store, closeSubscription, func(ctx context.Context, c *esdb.Client) (*esdb.Subscription, error) {
+				return c.SubscribeToAll(ctx, opts)
 			})
 		}
 	}

@@ -23,11 +23,8 @@ func (s *Store) ReadStream(ctx context.Context, stream string) ([]eventstore.Rec
 
 // read is ReadStream with the caller's operation name in its errors.
 func (s *Store) read(ctx context.Context, op, stream string) ([]eventstore.RecordedEvent, error) {
-	var events []eventstore.RecordedEvent
-	err := s.retry(ctx, op, func(ctx context.Context, c *esdb.Client) error {
-		var err error
-		events, err = readStream(ctx, c, stream)
-		return err
+	events, err := retryResult(ctx, s, op, nil, func(ctx context.Context, c *esdb.Client) ([]eventstore.RecordedEvent, error) {
+		return readStream(ctx, c, stream)
 	})
 	if err != nil {
 		return nil, err

@@ -41,11 +41,9 @@ func (s *Store) SubscribeAll(ctx context.Context, from eventstore.Position, filt
 		done:      make(chan struct{}),
 		cancel:    cancel,
 	}
-	var first *esdb.Subscription
-	err := s.retry(life, op, func(ctx context.Context, c *esdb.Client) error {
-		var err error
-		first, err = sub.open(ctx, c)
-		return err
+	opts := sub.options()
+	first, err := retryResult(life, s, op, closeSubscription, func(ctx context.Context, c *esdb.Client) (*esdb.Subscription, error) {
+		return c.SubscribeToAll(ctx, opts)
 	})
 	if err != nil {
 		cancel(err)
@@ -95,14 +93,16 @@ func (r *subscription) Close() error {
 	return nil
 }
 
-// open subscribes once, from after the last delivered message.
-func (r *subscription) open(ctx context.Context, c *esdb.Client) (*esdb.Subscription, error) {
+// options are the subscription's options from after the last delivered
+// message. They are computed by the goroutine that owns pos, never inside a
+// call that may be abandoned and run on concurrently.
+func (r *subscription) options() esdb.SubscribeToAllOptions {
 	opts := esdb.SubscribeToAllOptions{From: esdb.Start{}, Filter: serverFilter(r.filter)}
 	if !r.fromStart {
 		// The server delivers strictly after a position, as Store promises.
 		opts.From = esdb.Position{Commit: r.pos.Commit, Prepare: r.pos.Prepare}
 	}
-	return c.SubscribeToAll(ctx, opts)
+	return opts
 }
 
 func serverFilter(f eventstore.Filter) *esdb.SubscriptionFilter {
