@@ -12,6 +12,10 @@ const usage = `usage: ledger <command>
 commands:
   serve     run the webhook ingest, the read API and the projector
   migrate   apply database migrations and exit
+  verify    check, read-only, that every payments row equals the fold of its
+            stream, no event ID is stored twice and every stream has a row
+            (flags: --json, --wait D to let the projector catch up first);
+            exit status 1 on any problem
 
 Configuration is read from LEDGER_* environment variables (see README.md).`
 
@@ -31,6 +35,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, cfg, logger)
 	case "migrate":
 		return migrate(ctx, cfg, logger)
+	case "verify":
+		return verify(ctx, cfg, args[1:], stdout, stderr, logger)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
