@@ -21,8 +21,8 @@ const (
 	DefaultRetryMin     = 10 * time.Second
 	DefaultRetryMax     = time.Hour
 	DefaultPollInterval = time.Second
-	DefaultJobTimeout   = 2 * time.Minute
-	DefaultRescueAfter  = 10 * time.Minute
+	DefaultJobTimeout   = 90 * time.Second // a status fetch's worst case is ~85 s (4 attempts × 10 s, backoff, a 30 s Retry-After)
+	DefaultRescueAfter  = 3 * time.Minute  // a job left running by a killed process is retried this long after it started; a live one rescued by mistake only refetches (content-derived IDs)
 )
 
 // Config configures Jobs. Zero fields take the defaults.

@@ -27,6 +27,7 @@ type Config struct {
 	Asaas                AsaasConfig
 	Pagarme              PagarmeConfig
 	JobsMaxAttempts      int
+	JobsRescueAfter      time.Duration
 	Tokens               []api.Token
 	LogLevel             slog.Level
 	LogFormat            string // json or text
@@ -107,6 +108,7 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		{"LEDGER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0},
 		{"LEDGER_EVENTSTORE_POLL_INTERVAL", &c.EventStorePollPeriod, time.Millisecond},
 		{"LEDGER_MERCADOPAGO_MAX_AGE", &c.MercadoPago.MaxAge, 0},
+		{"LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 2 * time.Minute},
 	}
 	for _, d := range durations {
 		if v := getenv(d.name); v != "" {

@@ -51,6 +51,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		Store:           store,
 		Logger:          logger.With("component", "jobs"),
 		MaxAttempts:     cfg.JobsMaxAttempts,
+		RescueAfter:     cfg.JobsRescueAfter, // 0: the jobs default
 		EnrichProviders: wired.enrich,
 	})
 	if err != nil {
