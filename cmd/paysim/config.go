@@ -21,6 +21,7 @@ type Config struct {
 	KeyFile     string // Pagar.me signing key (PEM); generated when empty or absent
 	Chaos       Chaos
 	Concurrency int
+	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
 	Retry       Retry
 	Settle      time.Duration
 	ReadyWait   time.Duration
@@ -51,6 +52,7 @@ func (c *Config) flags(fs *flag.FlagSet) *string {
 	fs.DurationVar(&c.Chaos.MaxDelay, "max-delay", 20*time.Millisecond, "random wait before each delivery, up to this")
 	fs.DurationVar(&c.Chaos.LateDelay, "late-delay", 500*time.Millisecond, "extra wait before a late Pix/boleto confirmation")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "HTTP requests to the ledger in flight at most")
+	fs.Float64Var(&c.Rate, "rate", 0, "offered load: start this many deliveries per second whatever the ledger's pace (open loop, at most --concurrency in flight); 0: closed loop")
 	fs.IntVar(&c.Retry.Attempts, "retry-attempts", 8, "attempts per delivery at most")
 	fs.DurationVar(&c.Retry.Budget, "retry-budget", 30*time.Second, "give a delivery up this long after its first attempt")
 	fs.DurationVar(&c.Retry.Base, "retry-base", 100*time.Millisecond, "first backoff; doubles per attempt, half of it jitter")
@@ -114,6 +116,9 @@ func (c Config) validate() error {
 		if !slices.Contains(lifecycles(prov), lc) {
 			problems = append(problems, fmt.Sprintf("--skip-lifecycles: unknown lifecycle %q", s))
 		}
+	}
+	if c.Rate < 0 {
+		problems = append(problems, "--rate must not be negative")
 	}
 	if c.Concurrency < 1 {
 		problems = append(problems, "--concurrency must be at least 1")

@@ -63,6 +63,10 @@
 //	--max-delay D           random wait before each delivery [20ms]
 //	--late-delay D          extra wait for a late Pix/boleto confirmation [500ms]
 //	--concurrency N         requests in flight [32]
+//	--rate N                open loop: start N deliveries/s whatever the
+//	                        ledger's pace, at most --concurrency in flight;
+//	                        starts finding them all busy are reported as
+//	                        late starts [0: closed loop]
 //	--retry-attempts N      attempts per delivery [8]
 //	--retry-budget D        give up this long after the first attempt [30s]
 //	--retry-base D, --retry-max D  backoff start and cap [100ms, 5s]

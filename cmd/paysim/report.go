@@ -32,8 +32,11 @@ type Report struct {
 	Outcomes        map[string]int   `json:"outcomes"`       // the ledger's answers: accepted, duplicate, ignored
 	Failures        []string         `json:"failures,omitempty"`
 	AckLatencyMS    Latency          `json:"ack_latency_ms"`
-	Throughput      float64          `json:"throughput_per_s"` // deliveries per second of the delivery phase
-	APIFetches      map[string]int64 `json:"api_fetches"`      // provider API calls the ledger made
+	Throughput      float64          `json:"throughput_per_s"`   // deliveries per second of the delivery phase
+	Rate            float64          `json:"rate_per_s"`         // --rate: target offered load; 0 closed loop
+	OfferedRate     float64          `json:"offered_rate_per_s"` // starts per second achieved with --rate
+	LateStarts      int              `json:"late_starts"`        // --rate starts that found --concurrency sends in flight
+	APIFetches      map[string]int64 `json:"api_fetches"`        // provider API calls the ledger made
 	DeliverySeconds float64          `json:"delivery_seconds"`
 	SettleSeconds   float64          `json:"settle_seconds"`
 	DurationSeconds float64          `json:"duration_seconds"`
@@ -143,6 +146,9 @@ func (r *Report) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  ack latency p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n", r.AckLatencyMS.P50, r.AckLatencyMS.P95, r.AckLatencyMS.P99, r.AckLatencyMS.Max)
 	fmt.Fprintf(w, "  throughput  %.0f deliveries/s over %.1f s; converged in %.1f s; total %.1f s\n", r.Throughput, r.DeliverySeconds, r.SettleSeconds, r.DurationSeconds)
+	if r.Rate > 0 {
+		fmt.Fprintf(w, "  offered rate %.0f/s (target %.0f/s), %d late starts (--concurrency in flight)\n", r.OfferedRate, r.Rate, r.LateStarts)
+	}
 	if len(r.APIFetches) > 0 {
 		fmt.Fprintf(w, "  provider API calls by the ledger: %s\n", counts64(r.APIFetches))
 	}

@@ -74,7 +74,7 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Repo
 		slots: make(chan struct{}, s.cfg.Concurrency), now: time.Now}
 	start := time.Now()
 	stopProgress := startProgress(progress, st, start)
-	s.deliverAll(ctx, d, st)
+	pace := s.deliverAll(ctx, d, st)
 	delivered := time.Since(start)
 	stopProgress()
 	if err := ctx.Err(); err != nil {
@@ -90,39 +90,58 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Repo
 	if delivered > 0 {
 		rep.Throughput = float64(rep.Deliveries) / delivered.Seconds()
 	}
+	if pace != nil {
+		rep.Rate, rep.OfferedRate, rep.LateStarts = s.cfg.Rate, pace.offered(), int(pace.late.Load())
+	}
 	return rep, nil
 }
 
 // deliverAll walks every payment's plan; a bounded number of payments are
 // in flight at once so that a huge run does not start everything at once.
-func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats) {
+// With --rate, sends start on the pacer's clock (returned, for the report);
+// the walkers waiting for a start outnumber the in-flight cap, so a start
+// never waits for a send to be ready, only for a free slot.
+func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats) *pacer {
 	plans := make([][][]send, len(s.payments))
+	sends := 0
 	for i, p := range s.payments {
 		plans[i] = plan(planRand(s.cfg.Seed, i), p, s.cfg.Chaos)
 		for _, g := range plans[i] {
 			st.plan(len(g))
+			sends += len(g)
 		}
 	}
-	active := make(chan struct{}, s.cfg.Concurrency*8)
+	var pace *pacer
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if s.cfg.Rate > 0 {
+		pace = newPacer(s.cfg.Rate, s.cfg.Concurrency)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pace.run(ctx, sends)
+		}()
+	}
+	active := make(chan struct{}, s.cfg.Concurrency*8)
 	for i, p := range s.payments {
 		select {
 		case active <- struct{}{}:
 		case <-ctx.Done():
-			return
+			return pace
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-active }()
-			s.walk(ctx, d, st, p, plans[i])
+			s.walk(ctx, d, st, pace, p, plans[i])
 		}()
 	}
+	return pace
 }
 
-// walk sends one payment's groups in order, each group's sends at once.
-func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, p *Payment, groups [][]send) {
+// walk sends one payment's groups in order, each group's sends at once
+// (with a pacer: each as soon as the pacer starts it).
+func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, pace *pacer, p *Payment, groups [][]send) {
 	for _, g := range groups {
 		if !sleep(ctx, g[0].delay) {
 			return
@@ -135,6 +154,12 @@ func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, p *Payment, gro
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if pace != nil {
+					if !pace.acquire(ctx) {
+						return
+					}
+					defer pace.release()
+				}
 				w := &p.Steps[sd.step].Webhook
 				st.record(p.Provider+"/"+w.EventID, d.deliver(ctx, p, w))
 			}()
