@@ -17,9 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/payledger/payledger/api"
-	"github.com/payledger/payledger/eventstore"
-	"github.com/payledger/payledger/eventstore/kurrentdb"
-	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/jobs"
 	"github.com/payledger/payledger/migrations"
 	"github.com/payledger/payledger/projections"
@@ -35,11 +32,19 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	defer pool.Close()
 
-	store, checks, closeStore, err := openEventStore(ctx, cfg, pool, logger)
+	store, err := openEventStore(ctx, cfg, pool, func(ctx context.Context, u string) (*pgxpool.Pool, error) {
+		return openDatabase(ctx, u, logger)
+	}, logger)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer store.close()
+	// One migrator for the readiness check, not one per /readyz poll.
+	schema, err := migrations.New(pool)
+	if err != nil {
+		return err
+	}
+	defer schema.Close()
 
 	wired, err := buildProviders(cfg, logger)
 	if err != nil {
@@ -67,7 +72,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		Store:     store,
 		Payments:  projections.NewQueries(pool),
 		Providers: wired.webhooks,
-		Checks:    append([]api.Check{{Name: "database", Run: pool.Ping}, migrationsCheck(pool)}, checks...),
+		Checks:    []api.Check{{Name: "database", Run: pool.Ping}, migrationsCheck(schema), {Name: "eventstore", Run: store.Ping}},
 		Registry:  registry,
 	})
 	if err != nil {
@@ -185,43 +190,10 @@ func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger) (*pgxp
 	return pool, nil
 }
 
-// openEventStore selects the event store adapter from LEDGER_EVENTSTORE_URL.
-func openEventStore(ctx context.Context, cfg Config, pool *pgxpool.Pool, logger *slog.Logger) (eventstore.Store, []api.Check, func(), error) {
-	opts := postgres.Options{PollInterval: cfg.EventStorePollPeriod}
-	if cfg.EventStoreURL == "" {
-		s := postgres.New(pool, opts)
-		return s, []api.Check{{Name: "eventstore", Run: s.Ping}}, func() {}, nil
-	}
-	kind, err := eventStoreKind(cfg.EventStoreURL)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if kind == "kurrentdb" {
-		// The client connects lazily: serve starts even while KurrentDB is
-		// down, /readyz says so, and webhooks answer 503 until it is back.
-		s, err := kurrentdb.Open(ctx, cfg.EventStoreURL, kurrentdb.Options{Logger: logger})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("LEDGER_EVENTSTORE_URL: %w", err)
-		}
-		return s, []api.Check{{Name: "eventstore", Run: s.Ping}}, func() { _ = s.Close() }, nil
-	}
-	esPool, err := openDatabase(ctx, cfg.EventStoreURL, logger)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	s := postgres.New(esPool, opts)
-	return s, []api.Check{{Name: "eventstore", Run: s.Ping}}, esPool.Close, nil
-}
-
 // migrationsCheck reports not-ready while the database is behind the binary's
 // schema (another process may be mid-migration, or someone rolled back).
-func migrationsCheck(pool *pgxpool.Pool) api.Check {
+func migrationsCheck(m *migrations.Migrator) api.Check {
 	return api.Check{Name: "migrations", Run: func(ctx context.Context) error {
-		m, err := migrations.New(pool)
-		if err != nil {
-			return err
-		}
-		defer m.Close()
 		current, target, err := m.Versions(ctx)
 		if err != nil {
 			return err

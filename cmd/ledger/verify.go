@@ -19,8 +19,6 @@ import (
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
-	"github.com/payledger/payledger/eventstore/kurrentdb"
-	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/projections"
 )
 
@@ -125,12 +123,12 @@ func verifyLedger(ctx context.Context, cfg Config, opts verifyOptions, logger *s
 		return verifyReport{}, err
 	}
 	defer pool.Close()
-	store, esPool, closeStore, err := openVerifyStore(ctx, cfg, pool, logger)
+	store, err := openEventStore(ctx, cfg, pool, openReadOnly, logger)
 	if err != nil {
 		return verifyReport{}, err
 	}
-	defer closeStore()
-	v := verifier{pool: pool, esPool: esPool, store: store, codec: eventstore.NewCodec()}
+	defer store.close()
+	v := verifier{pool: pool, esPool: store.pool, store: store.Store, codec: eventstore.NewCodec()}
 	return v.run(ctx, opts)
 }
 
@@ -148,31 +146,6 @@ func openReadOnly(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("verify: database %s: %w", redact(dbURL), err)
 	}
 	return pool, nil
-}
-
-// openVerifyStore selects the event store as serve does. esPool is the
-// Postgres store's database (nil for KurrentDB), for the checks that only
-// SQL can make over the whole store.
-func openVerifyStore(ctx context.Context, cfg Config, pool *pgxpool.Pool, logger *slog.Logger) (eventstore.Store, *pgxpool.Pool, func(), error) {
-	if cfg.EventStoreURL == "" {
-		return postgres.New(pool, postgres.Options{}), pool, func() {}, nil
-	}
-	kind, err := eventStoreKind(cfg.EventStoreURL)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if kind == "kurrentdb" {
-		s, err := kurrentdb.Open(ctx, cfg.EventStoreURL, kurrentdb.Options{Logger: logger})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("LEDGER_EVENTSTORE_URL: %w", err)
-		}
-		return s, nil, func() { _ = s.Close() }, nil
-	}
-	esPool, err := openReadOnly(ctx, cfg.EventStoreURL)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return postgres.New(esPool, postgres.Options{}), esPool, esPool.Close, nil
 }
 
 // verifier holds one verify run's connections.
