@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/api"
+	"github.com/payledger/payledger/eventstore/postgres"
 )
 
 // Config is everything `ledger` reads from its environment. Nothing else in
@@ -33,6 +34,8 @@ type Config struct {
 	LogFormat            string // json or text
 	ShutdownTimeout      time.Duration
 	EventStorePollPeriod time.Duration
+	AppendGroupSize      int // 1: every append in its own transaction
+	AppendGroupWriters   int
 }
 
 // MercadoPagoConfig is LEDGER_MERCADOPAGO_*.
@@ -167,12 +170,25 @@ func (c *Config) parseProviders(getenv func(string) string) []error {
 		c.Asaas.AllowedIPs = append(c.Asaas.AllowedIPs, p.Masked())
 	}
 	c.JobsMaxAttempts = 12
-	if v := getenv("LEDGER_JOBS_MAX_ATTEMPTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			problems = append(problems, fmt.Errorf("LEDGER_JOBS_MAX_ATTEMPTS=%q: want an integer from 1 to 100", v))
-		} else {
-			c.JobsMaxAttempts = n
+	c.AppendGroupSize = postgres.DefaultGroupSize
+	c.AppendGroupWriters = postgres.DefaultGroupWriters
+	ints := []struct {
+		name     string
+		dst      *int
+		min, max int
+	}{
+		{"LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 1, 100},
+		{"LEDGER_APPEND_GROUP_SIZE", &c.AppendGroupSize, 1, 1000},
+		{"LEDGER_APPEND_GROUP_WRITERS", &c.AppendGroupWriters, 1, 64},
+	}
+	for _, i := range ints {
+		if v := getenv(i.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < i.min || n > i.max {
+				problems = append(problems, fmt.Errorf("%s=%q: want an integer from %d to %d", i.name, v, i.min, i.max))
+				continue
+			}
+			*i.dst = n
 		}
 	}
 	for name, base := range map[string]string{"LEDGER_STRIPE_API_BASE": c.StripeAPIBase, "LEDGER_MERCADOPAGO_API_BASE": c.MercadoPago.APIBase,

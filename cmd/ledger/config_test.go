@@ -67,30 +67,36 @@ func TestConfigProviders(t *testing.T) {
 		"LEDGER_ASAAS_TIMEZONE":              "America/Recife",
 		"LEDGER_PAGARME_JWKS_URL":            "https://hubapi.pagar.me/.well-known/jwks.json",
 		"LEDGER_JOBS_MAX_ATTEMPTS":           "5",
+		"LEDGER_APPEND_GROUP_SIZE":           "1",
+		"LEDGER_APPEND_GROUP_WRITERS":        "8",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.MercadoPago.Secrets) != 2 || c.MercadoPago.MaxAge != time.Hour || !c.Asaas.UseDefault ||
 		len(c.Asaas.AllowedIPs) != 2 || c.Asaas.AllowedIPs[0].Bits() != 32 || c.Asaas.Location.String() != "America/Recife" ||
-		c.JobsMaxAttempts != 5 || c.Pagarme.JWKSURL == "" {
+		c.JobsMaxAttempts != 5 || c.Pagarme.JWKSURL == "" || c.AppendGroupSize != 1 || c.AppendGroupWriters != 8 {
 		t.Errorf("parsed = %+v", c)
 	}
-	if c, _ := configFromEnv(env(nil)); c.Asaas.Location.String() != "America/Sao_Paulo" || c.JobsMaxAttempts != 12 {
-		t.Errorf("defaults: %v, %d", c.Asaas.Location, c.JobsMaxAttempts)
+	if c, _ := configFromEnv(env(nil)); c.Asaas.Location.String() != "America/Sao_Paulo" || c.JobsMaxAttempts != 12 ||
+		c.AppendGroupSize != 64 || c.AppendGroupWriters != 2 {
+		t.Errorf("defaults: %v, %d, group %d×%d", c.Asaas.Location, c.JobsMaxAttempts, c.AppendGroupSize, c.AppendGroupWriters)
 	}
 }
 
 func TestConfigProviderProblems(t *testing.T) {
 	_, err := configFromEnv(env(map[string]string{
-		"LEDGER_ASAAS_ALLOWED_IPS":   "not-an-ip",
-		"LEDGER_ASAAS_TIMEZONE":      "Mars/Olympus",
-		"LEDGER_PAGARME_API_BASE":    "ftp://x",
-		"LEDGER_JOBS_MAX_ATTEMPTS":   "0",
-		"LEDGER_MERCADOPAGO_MAX_AGE": "-1s",
+		"LEDGER_ASAAS_ALLOWED_IPS":    "not-an-ip",
+		"LEDGER_ASAAS_TIMEZONE":       "Mars/Olympus",
+		"LEDGER_PAGARME_API_BASE":     "ftp://x",
+		"LEDGER_JOBS_MAX_ATTEMPTS":    "0",
+		"LEDGER_MERCADOPAGO_MAX_AGE":  "-1s",
+		"LEDGER_APPEND_GROUP_SIZE":    "0",
+		"LEDGER_APPEND_GROUP_WRITERS": "many",
 	}))
 	for _, name := range []string{"LEDGER_ASAAS_ALLOWED_IPS", "LEDGER_ASAAS_TIMEZONE",
-		"LEDGER_PAGARME_API_BASE", "LEDGER_JOBS_MAX_ATTEMPTS", "LEDGER_MERCADOPAGO_MAX_AGE"} {
+		"LEDGER_PAGARME_API_BASE", "LEDGER_JOBS_MAX_ATTEMPTS", "LEDGER_MERCADOPAGO_MAX_AGE",
+		"LEDGER_APPEND_GROUP_SIZE", "LEDGER_APPEND_GROUP_WRITERS"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not mention %s: %v", name, err)
 		}

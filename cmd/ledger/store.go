@@ -28,7 +28,11 @@ type openedStore struct {
 // read-only).
 func openEventStore(ctx context.Context, cfg Config, pool *pgxpool.Pool,
 	openPool func(context.Context, string) (*pgxpool.Pool, error), logger *slog.Logger) (openedStore, error) {
-	opts := postgres.Options{PollInterval: cfg.EventStorePollPeriod}
+	opts := postgres.Options{
+		PollInterval: cfg.EventStorePollPeriod,
+		GroupSize:    cfg.AppendGroupSize,
+		GroupWriters: cfg.AppendGroupWriters,
+	}
 	if cfg.EventStoreURL == "" {
 		return openedStore{Store: postgres.New(pool, opts), pool: pool, close: func() {}}, nil
 	}

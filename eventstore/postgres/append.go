@@ -50,11 +50,22 @@ type appendCall struct {
 // then reported as domain.ErrConflict. An event ID stored in another stream
 // is an error, not a duplicate: the same provider event about two payments
 // is a bug to look at, not a repeat to drop.
+//
+// Under load, single-event appends with any revision that wait at the same
+// time share one transaction (see group); the answers are the same.
 func (s *Store) Append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, events []eventstore.EventData) (eventstore.AppendResult, error) {
 	call, err := newAppendCall(stream, expected, events)
 	if err != nil {
 		return eventstore.AppendResult{}, err
 	}
+	if s.group != nil && len(call.ids) == 1 && expected.IsAny() {
+		return s.group.append(ctx, call)
+	}
+	return s.appendDirect(ctx, call)
+}
+
+// appendDirect appends call in a transaction of its own.
+func (s *Store) appendDirect(ctx context.Context, call appendCall) (eventstore.AppendResult, error) {
 	for range maxAppendCalls {
 		if len(call.ids) == 1 {
 			res, settled, err := s.appendSingle(ctx, call)
