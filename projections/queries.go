@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/internal/pgerr"
 )
 
 // Queries reads the payments read model.
@@ -71,7 +72,7 @@ func (q *Queries) Payment(ctx context.Context, provider, providerPaymentID strin
 		return domain.PaymentState{}, fmt.Errorf("projections: payment %s/%s: %w", provider, providerPaymentID, domain.ErrUnknownPayment)
 	}
 	if err != nil {
-		return domain.PaymentState{}, fmt.Errorf("projections: payment %s/%s: %w", provider, providerPaymentID, err)
+		return domain.PaymentState{}, pgerr.Wrap(fmt.Sprintf("projections: payment %s/%s", provider, providerPaymentID), err)
 	}
 	return row.state(), nil
 }
@@ -114,7 +115,7 @@ func (q *Queries) ListPayments(ctx context.Context, f domain.PaymentFilter) (dom
 	rows, _ := q.pool.Query(ctx, sql, args...)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[paymentRow])
 	if err != nil {
-		return domain.PaymentPage{}, fmt.Errorf("%s: %w", op, err)
+		return domain.PaymentPage{}, pgerr.Wrap(op, err)
 	}
 	return page(list, limit), nil
 }

@@ -226,3 +226,22 @@ func TestListPaymentsRejectsBadInput(t *testing.T) {
 		t.Errorf("cursor round trip = %d, %v", got, err)
 	}
 }
+
+// TestQueriesUnavailable: a read model that cannot be reached is an outage
+// (503, retry later), not an internal error.
+func TestQueriesUnavailable(t *testing.T) {
+	pool, err := pgxpool.New(t.Context(), "postgres://postgres@127.0.0.1:1/payledger?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	q := NewQueries(pool)
+	_, err = q.Payment(t.Context(), "stripe", "pi_1")
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("Payment = %v, want domain.ErrUnavailable", err)
+	}
+	_, err = q.ListPayments(t.Context(), domain.PaymentFilter{})
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("ListPayments = %v, want domain.ErrUnavailable", err)
+	}
+}

@@ -29,6 +29,9 @@
 //   - Error statuses and trailers as RpcExceptions.cs sends them.
 //   - Faults: SetUnavailable, InjectFault/WithFault, DropConnections,
 //     Stop/Start at the same address, Restart.
+//   - For a node served as a process (cmd/kurrenttest): NewServerAt a fixed
+//     loopback address, OpenConnections, and Tally, an audit of the log a
+//     client cannot make (streams, events, event IDs stored twice).
 //
 // Known divergences from a real node:
 //   - Positions are strictly increasing offsets that grow with record size,

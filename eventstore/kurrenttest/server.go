@@ -49,27 +49,7 @@ type streamsService struct {
 
 // NewServer starts a server on 127.0.0.1 at a free port.
 func NewServer(opts ...Option) (*Server, error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	s := &Server{
-		cfg:      cfg,
-		st:       newStore(newIDCache(cfg.cacheBytes, cfg.cacheEntries), cfg.now),
-		faults:   &faults{unavailable: cfg.unavailable, queue: make(map[RPC][]Fault)},
-		instance: uuid.New(),
-	}
-	for _, f := range cfg.faults {
-		s.InjectFault(f.rpc, f.fault)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("kurrenttest: listen: %w", err)
-	}
-	s.addr = l.Addr().String()
-	s.boot()
-	s.serve(l)
-	return s, nil
+	return NewServerAt("127.0.0.1:0", opts...)
 }
 
 // URL is the connection string for esdb.ParseConnectionString.
