@@ -1,70 +1,132 @@
 #!/usr/bin/env bash
-# Ingest under load (issue 5, item 4): a fresh database, the ledger in the
-# background, then paysim at fixed offered loads (open loop, --rate) and at
-# saturation (closed loop, --concurrency 64), 20% duplicates, no reordering
-# or delays. Prints a markdown table: ack latency, throughput, correctness
-# and the ledger's peak RSS so far (VmHWM cannot be reset between runs, so
-# each row shows the running peak). Exits non-zero if any run mismatched.
+# Ingest under load (issue 5, item 4): the ledger and its floor side by side,
+# driven by the same harness. Two fresh databases; `ledger serve` and
+# `paysim floor` (one INSERT … ON CONFLICT DO NOTHING per request, nothing
+# else, pool of 20 like the ledger's) in the background; then, for each fixed
+# offered load (open loop, --rate) and for saturation (closed loop,
+# --concurrency 64), paysim runs against the floor (--ack-only: it has no read
+# API) and then against the ledger with the same flags and seed: the same
+# payloads, 20% duplicates, four providers, no reordering or delays.
 #
-#   RATES="500 1000 2000" SECONDS_PER_RUN=10 scripts/bench-load.sh
+# Prints two markdown tables: per run and target, ack latency, throughput,
+# end-to-end lag (send → visible in GET /v1/payments, sampled, ledger only:
+# --lag-samples/s at most, its reads capped at --lag-reads/s), correctness and
+# peak RSS (VmHWM cannot be reset between runs, so each row shows the
+# process's running peak); then ours/floor: throughput (target ≥ 0.8) and
+# ack p99 (target ≤ 2). Exits non-zero if any run mismatched or failed.
+#
+#   RATES="500 1000 2000" SECONDS_PER_RUN=10 SAT_PAYMENTS=8000 PAYSIM_FLAGS="--lag-samples 50" scripts/bench-load.sh
+#   (SAT_PAYMENTS=0: no saturation run; RATES="": only the saturation run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rates=${RATES:-500 1000 2000}
+rates=${RATES-500 1000 2000}
 secs=${SECONDS_PER_RUN:-10}
 per_payment=${SENDS_PER_PAYMENT:-3.3} # deliveries per payment at --dup 0.2, all providers (measured: 3.2–3.4)
 sat_payments=${SAT_PAYMENTS:-8000}
+extra=${PAYSIM_FLAGS:-}
 addr=${LOAD_ADDR:-127.0.0.1:8087}
+floor_addr=${FLOOR_ADDR:-127.0.0.1:8086}
+api_addr=${LOAD_API_ADDR:-127.0.0.1:8085} # paysim's fake provider APIs (demo and chaos use 8089)
 db=payledger_load
+floor_db=payledger_load_floor
 work=$(mktemp -d)
-trap 'kill "${ledger_pid:-}" 2>/dev/null || true; wait "${ledger_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+stop() {
+  for pid in ${ledger_pid:-} ${floor_pid:-}; do kill "$pid" 2>/dev/null || true; done
+  for pid in ${ledger_pid:-} ${floor_pid:-}; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap stop EXIT
 
 scripts/postgres-up.sh
-psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+for d in $db $floor_db; do
+  psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $d WITH (FORCE)" -c "CREATE DATABASE $d"
+done
 echo "bench-load: building ledger and paysim" >&2
 go build -o "$work/ledger" ./cmd/ledger
 go build -o "$work/paysim" ./cmd/paysim
 
-eval "$("$work/paysim" env)"
+eval "$("$work/paysim" env --api-addr "$api_addr")"
 export LEDGER_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
 export LEDGER_HTTP_ADDR=$addr LEDGER_LOG_LEVEL=warn LEDGER_EVENTSTORE_URL=${LEDGER_EVENTSTORE_URL:-}
 "$work/ledger" serve 2>"$work/ledger.log" &
 ledger_pid=$!
-echo "bench-load: ledger pid $ledger_pid on http://$addr (logs: $work/ledger.log)" >&2
+"$work/paysim" floor --listen "$floor_addr" --database "postgres://postgres@127.0.0.1:5432/$floor_db?sslmode=disable" 2>"$work/floor.log" &
+floor_pid=$!
+echo "bench-load: ledger pid $ledger_pid on http://$addr, floor pid $floor_pid on http://$floor_addr (logs in $work)" >&2
 
-peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2/1024}' "/proc/$ledger_pid/status"; }
+peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 
 rows=()
+ratios=()
 status=0
 seed=$(( $(date +%s) * 16 )) # fresh payments every run: ids derive from the seed
-run() { # label rate concurrency payments
-  local label=$1 rate=$2 conc=$3 payments=$4 out="$work/run-$1.json"
-  seed=$((seed + 1))
-  echo "bench-load: $label: --rate $rate --concurrency $conc --payments $payments --seed $seed" >&2
+
+# one target label rate concurrency payments: one paysim run; its JSON in $work/label-target.json.
+one() {
+  local target=$1 label=$2 rate=$3 conc=$4 payments=$5 out="$work/$2-$1.json" url pid flags
+  if [ "$target" = floor ]; then
+    url="http://$floor_addr" pid=$floor_pid flags="--ack-only"
+  else
+    url="http://$addr" pid=$ledger_pid flags=""
+  fi
+  echo "bench-load: $label $target: --rate $rate --concurrency $conc --payments $payments --seed $seed $flags $extra" >&2
   set +e
-  "$work/paysim" run --ledger "http://$addr" --payments "$payments" --seed "$seed" --pagarme-key "$work/pagarme.pem" \
-    --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate "$rate" --concurrency "$conc" --json >"$out" 2>"$work/run-$label.err"
+  # shellcheck disable=SC2086 # $flags and $extra are lists of flags
+  "$work/paysim" run --ledger "$url" --payments "$payments" --seed "$seed" --pagarme-key "$work/pagarme.pem" --api-addr "$api_addr" \
+    --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate "$rate" --concurrency "$conc" $flags $extra --json \
+    >"$out" 2>"$work/$label-$target.err"
   local rc=$?
   set -e
-  if ! jq -e . "$out" >/dev/null 2>&1; then
-    echo "bench-load: $label: paysim failed (exit $rc):" >&2
-    tail -n 5 "$work/run-$label.err" >&2
-    rows+=("| $label | $rate | – | – | – | – | – | – | paysim exit $rc | $(peak_rss_mb) |")
+  if [ ! -s "$out" ] || ! jq -e . "$out" >/dev/null 2>&1; then
+    echo "bench-load: $label $target: paysim failed (exit $rc):" >&2
+    tail -n 5 "$work/$label-$target.err" >&2
+    rm -f "$out"
+    rows+=("| $label | $target | $rate | – | – | – | – | – | – | – | – | – | – | – | paysim exit $rc | $(peak_rss_mb "$pid") |")
     status=1
     return
   fi
   [ $rc -eq 0 ] || status=1
-  rows+=("$(jq -r --arg name "$label" --arg rss "$(peak_rss_mb)" '
-    "| \($name) | \(if .rate_per_s > 0 then (.offered_rate_per_s | floor | tostring) else "closed loop" end) | \(.late_starts) | \(.deliveries) | \(.throughput_per_s | floor) | \(.ack_latency_ms.p50) | \(.ack_latency_ms.p99) | \(.duplicated) | \(.matched)/\(.wrong)/\(.missing) | \($rss) |"' "$out")")
+  rows+=("$(jq -r --arg name "$label" --arg target "$target" --arg rss "$(peak_rss_mb "$pid")" '
+    def lag(f): if .lag_samples > 0 then f else "–" end;
+    "| \($name) | \($target) | \(if .rate_per_s > 0 then (.offered_rate_per_s | floor | tostring) else "closed loop" end) | \(.late_starts) | \(.deliveries) | \(.throughput_per_s | floor) | \(.ack_latency_ms.p50) | \(.ack_latency_ms.p99) | \(lag(.lag_ms.p50)) | \(lag(.lag_ms.p95)) | \(lag(.lag_ms.p99)) | \(lag("\(.lag_samples) ±\(.lag_resolution_ms)"))\(if .lag_unresolved + .lag_errors > 0 then " (\(.lag_unresolved) unresolved, \(.lag_errors) errors)" else "" end) | \(lag(.lag_reads_per_s | floor)) | \(.duplicated) | \(if .verified then "\(.matched)/\(.wrong)/\(.missing)" else "not read (ack-only)" end) | \($rss) |"' "$out")")
+}
+
+# pair label rate concurrency payments: the floor, then the ledger, same seed; then their ratios.
+pair() {
+  local label=$1
+  seed=$((seed + 1))
+  one floor "$@"
+  one ledger "$@"
+  local f="$work/$label-floor.json" l="$work/$label-ledger.json"
+  if [ ! -f "$f" ] || [ ! -f "$l" ]; then
+    ratios+=("| $label | – | – | a run failed |")
+    return
+  fi
+  ratios+=("$(jq -rn --slurpfile f "$f" --slurpfile l "$l" --arg name "$label" '
+    def r2: (. * 100 | round) / 100;
+    def ratio(a; b): if b > 0 then a / b else infinite end;
+    ratio($l[0].throughput_per_s; $f[0].throughput_per_s) as $tp
+    | ratio($l[0].ack_latency_ms.p99; $f[0].ack_latency_ms.p99) as $p99
+    | "| \($name) | \($tp | r2) | \($p99 | r2) | \(if $tp >= 0.8 and $p99 <= 2 then "met" else "missed: " + ([if $tp < 0.8 then "throughput" else empty end, if $p99 > 2 then "p99" else empty end] | join(", ")) end) |"')")
 }
 
 for r in $rates; do
-  run "rate-$r" "$r" 32 "$(awk -v r="$r" -v s="$secs" -v k="$per_payment" 'BEGIN { printf "%d", r * s / k }')"
+  pair "rate-$r" "$r" 32 "$(awk -v r="$r" -v s="$secs" -v k="$per_payment" 'BEGIN { printf "%d", r * s / k }')"
 done
-run saturation 0 64 "$sat_payments"
+if [ "$sat_payments" -gt 0 ]; then
+  pair saturation 0 64 "$sat_payments"
+fi
 
 echo
-echo "| run | offered /s | late starts | deliveries | throughput /s | ack p50 ms | ack p99 ms | duplicated | matched/wrong/missing | ledger peak RSS MB |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| run | target | offered /s | late starts | deliveries | throughput /s | ack p50 ms | ack p99 ms | lag p50 ms | lag p95 ms | lag p99 ms | lag samples (± ms) | lag reads /s | duplicated | matched/wrong/missing | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
-[ $status -eq 0 ] || { echo "bench-load: a run mismatched or failed; last ledger log lines:" >&2; tail -n 20 "$work/ledger.log" >&2; }
+echo
+echo "| run | throughput ours/floor (≥ 0.8) | ack p99 ours/floor (≤ 2) | target |"
+echo "|---|---|---|---|"
+printf '%s\n' "${ratios[@]}"
+if [ $status -ne 0 ]; then
+  echo "bench-load: a run mismatched or failed; last log lines:" >&2
+  tail -n 20 "$work/ledger.log" "$work/floor.log" >&2
+fi
 exit $status

@@ -22,6 +22,8 @@ type Config struct {
 	Chaos       Chaos
 	Concurrency int
 	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
+	AckOnly     bool    // deliver and count acknowledgements only: the target has no read API
+	Lag         LagConfig
 	Retry       Retry
 	Settle      time.Duration
 	ReadyWait   time.Duration
@@ -53,6 +55,10 @@ func (c *Config) flags(fs *flag.FlagSet) *string {
 	fs.DurationVar(&c.Chaos.LateDelay, "late-delay", 500*time.Millisecond, "extra wait before a late Pix/boleto confirmation")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "HTTP requests to the ledger in flight at most")
 	fs.Float64Var(&c.Rate, "rate", 0, "offered load: start this many deliveries per second whatever the ledger's pace (open loop, at most --concurrency in flight); 0: closed loop")
+	fs.BoolVar(&c.AckOnly, "ack-only", false, "deliver and report acknowledgements only, for a target without the read API (paysim floor): no convergence check, no lag")
+	fs.Float64Var(&c.Lag.Rate, "lag-samples", 20, "end-to-end lag: sample at most this many accepted deliveries per second (0: no lag measurement)")
+	fs.DurationVar(&c.Lag.Interval, "lag-interval", 5*time.Millisecond, "end-to-end lag: pause between two reads of one sample")
+	fs.Float64Var(&c.Lag.Reads, "lag-reads", 200, "end-to-end lag: read-API requests per second at most, all samples together")
 	fs.IntVar(&c.Retry.Attempts, "retry-attempts", 8, "attempts per delivery at most")
 	fs.DurationVar(&c.Retry.Budget, "retry-budget", 30*time.Second, "give a delivery up this long after its first attempt")
 	fs.DurationVar(&c.Retry.Base, "retry-base", 100*time.Millisecond, "first backoff; doubles per attempt, half of it jitter")
@@ -119,6 +125,9 @@ func (c Config) validate() error {
 	}
 	if c.Rate < 0 {
 		problems = append(problems, "--rate must not be negative")
+	}
+	if c.Lag.Rate < 0 || c.Lag.Interval < 0 || (c.Lag.Rate > 0 && c.Lag.Reads <= 0) {
+		problems = append(problems, "lag: want --lag-samples ≥ 0, --lag-interval ≥ 0 and, when sampling, --lag-reads > 0")
 	}
 	if c.Concurrency < 1 {
 		problems = append(problems, "--concurrency must be at least 1")

@@ -17,6 +17,8 @@ type Delivery struct {
 	Attempts   int
 	Acked      bool
 	Outcome    string        // the ledger's "outcome" on the acknowledged attempt
+	EventID    string        // the ledger's "event_id" on the acknowledged attempt (the stored event)
+	Sent       time.Time     // when the acknowledged attempt was sent
 	AckLatency time.Duration // of the acknowledged attempt
 	Elapsed    time.Duration // from the first attempt to the acknowledgement or giving up
 	LastError  string        // why the last failed attempt failed
@@ -39,16 +41,16 @@ func (d *deliverer) deliver(ctx context.Context, p *Payment, w *Webhook) Deliver
 	start := d.now()
 	for {
 		rec.Attempts++
-		code, outcome, lat, err := d.attempt(ctx, p, w)
+		a, err := d.attempt(ctx, p, w)
 		switch {
-		case err == nil && acknowledged(p.Provider, code):
-			rec.Acked, rec.Outcome, rec.AckLatency = true, outcome, lat
+		case err == nil && acknowledged(p.Provider, a.code):
+			rec.Acked, rec.Outcome, rec.EventID, rec.Sent, rec.AckLatency = true, a.outcome, a.eventID, a.sent, a.latency
 			rec.Elapsed = d.now().Sub(start)
 			return rec
 		case err != nil:
 			rec.LastError = err.Error()
 		default:
-			rec.LastError = fmt.Sprintf("HTTP %d %s", code, outcome)
+			rec.LastError = fmt.Sprintf("HTTP %d %s", a.code, a.outcome)
 		}
 		wait := d.retry.backoff(rec.Attempts)
 		if rec.Attempts >= d.retry.Attempts || d.now().Add(wait).Sub(start) > d.retry.Budget || ctx.Err() != nil {
@@ -75,13 +77,27 @@ func acknowledged(provider string, code int) bool {
 	return code >= 200 && code < 300
 }
 
-// attempt makes one POST; it returns the status, the ledger's outcome (or
-// the start of the error body) and the attempt's latency.
-func (d *deliverer) attempt(ctx context.Context, p *Payment, w *Webhook) (int, string, time.Duration, error) {
+// eventIDHeader carries the webhook's identity, "{provider}:{event ID}",
+// the key the ledger deduplicates on: `paysim floor` keys its one INSERT on
+// it so that it needs to parse nothing. The ledger ignores the header.
+const eventIDHeader = "Paysim-Event-Id"
+
+// answer is what one attempt got back.
+type answer struct {
+	code    int
+	outcome string // the ledger's outcome, or the start of the error body
+	eventID string // the stored event's ID, when the ledger names it
+	sent    time.Time
+	latency time.Duration
+}
+
+// attempt makes one POST and returns the answer; an error means no answer
+// (the latency is still set once the request was sent).
+func (d *deliverer) attempt(ctx context.Context, p *Payment, w *Webhook) (answer, error) {
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():
-		return 0, "", 0, ctx.Err()
+		return answer{}, ctx.Err()
 	}
 	defer func() { <-d.slots }()
 	ctx, cancel := context.WithTimeout(ctx, d.retry.Timeout)
@@ -92,26 +108,29 @@ func (d *deliverer) attempt(ctx context.Context, p *Payment, w *Webhook) (int, s
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(w.Body))
 	if err != nil {
-		return 0, "", 0, err
+		return answer{}, err
 	}
-	start := d.now()
-	h, err := d.sign.headers(p, w, start)
+	a := answer{sent: d.now()}
+	h, err := d.sign.headers(p, w, a.sent)
 	if err != nil {
-		return 0, "", 0, err
+		return answer{}, err
 	}
+	h.Set(eventIDHeader, p.Provider+":"+w.EventID)
 	req.Header = h
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return 0, "", d.now().Sub(start), err
+		a.latency = d.now().Sub(a.sent)
+		return a, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	lat := d.now().Sub(start)
+	a.latency = d.now().Sub(a.sent)
 	if err != nil {
-		return 0, "", lat, err // a cut answer is no acknowledgement
+		return a, err // a cut answer is no acknowledgement
 	}
 	var body struct {
 		Outcome string `json:"outcome"`
+		EventID string `json:"event_id"`
 		Error   struct {
 			Message string `json:"message"`
 		} `json:"error"`
@@ -120,5 +139,6 @@ func (d *deliverer) attempt(ctx context.Context, p *Payment, w *Webhook) (int, s
 	if body.Outcome == "" {
 		body.Outcome = strings.TrimSpace(body.Error.Message)
 	}
-	return resp.StatusCode, body.Outcome, lat, nil
+	a.code, a.outcome, a.eventID = resp.StatusCode, body.Outcome, body.EventID
+	return a, nil
 }

@@ -37,10 +37,32 @@
 // latency p50/p95/p99, throughput. It exits 1 on any wrong or missing
 // payment, any webhook never acknowledged or accepted twice; 2 on bad flags.
 //
+// While delivering, paysim measures end-to-end lag — from sending a webhook
+// the ledger answered "accepted" to GET /v1/payments/{provider}/{id} showing
+// it — for a sample of deliveries (at most --lag-samples a second, their
+// reads paced to --lag-reads a second so measuring does not become the
+// load). The test cannot be satisfied early: the events endpoint (which reads
+// the event store) gives the revision r the acknowledged event was stored
+// at, and the payment is visible once the read model's event_count reaches
+// r+1 — the read model holds a prefix of the stream, so events other than
+// ours (Mercado Pago's status observations) cannot make it so before ours
+// is applied. See lag.go.
+//
+// Every delivery carries Paysim-Event-Id: {provider}:{event ID}, the
+// identity the ledger deduplicates on; the ledger ignores it. `paysim floor`
+// is the ingest floor the ledger is compared with (scripts/bench-load.sh): an
+// HTTP server doing one INSERT … ON CONFLICT DO NOTHING per delivery, keyed on
+// that header, into its own table (floor_events, created if needed), with a
+// pool of 20 connections like the ledger's unless the URL sets
+// pool_max_conns. It has no read API, so it is driven with --ack-only.
+//
 // Usage:
 //
 //	paysim env [flags]   print `export LEDGER_…=…` lines configuring a ledger for paysim
 //	paysim [run] [flags] simulate against --ledger and report
+//	paysim floor [--listen ADDR] [--database URL]
+//	                     serve the one-INSERT floor [127.0.0.1:8086,
+//	                     postgres://postgres@127.0.0.1:5432/payledger_floor]
 //
 // Typical use:
 //
@@ -67,6 +89,13 @@
 //	                        ledger's pace, at most --concurrency in flight;
 //	                        starts finding them all busy are reported as
 //	                        late starts [0: closed loop]
+//	--ack-only              deliver and report acknowledgements only, for a
+//	                        target without the read API (paysim floor): no
+//	                        convergence check, no lag
+//	--lag-samples N         lag: accepted deliveries sampled per second at
+//	                        most [20; 0: no lag measurement]
+//	--lag-interval D        lag: pause between two reads of one sample [5ms]
+//	--lag-reads N           lag: read-API requests per second at most [200]
 //	--retry-attempts N      attempts per delivery [8]
 //	--retry-budget D        give up this long after the first attempt [30s]
 //	--retry-base D, --retry-max D  backoff start and cap [100ms, 5s]
@@ -78,7 +107,7 @@
 //	--stripe-secret, --mercadopago-secret, --mercadopago-token, --asaas-token,
 //	--asaas-api-key, --pagarme-api-key   credentials (defaults match `paysim env`)
 //
-// paysim imports domain, the providers' signing helpers and the standard
-// library only; it never reads the ledger's database: the read API is the
-// contract it checks.
+// paysim imports domain, the providers' signing helpers, pgx (for the
+// floor's own table) and the standard library only; it never reads the
+// ledger's database: the read API is the contract it checks.
 package main

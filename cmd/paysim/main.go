@@ -23,8 +23,11 @@ func main() {
 // usage errors.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "env") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "env" || args[0] == "floor") {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd == "floor" {
+		return floor(ctx, args, stderr)
 	}
 	cfg, err := parseConfig(cmd, args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -44,6 +47,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if !rep.OK {
+		return 1
+	}
+	return 0
+}
+
+// floor is `paysim floor`: 0 after a clean shutdown, 1 on failure, 2 for
+// usage errors.
+func floor(ctx context.Context, args []string, stderr io.Writer) int {
+	cfg, err := parseFloorConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if err := runFloor(ctx, cfg, stderr); err != nil {
+		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0

@@ -23,6 +23,11 @@ func TestCommandLine(t *testing.T) {
 		{"unknown lifecycle", []string{"--skip-lifecycles", "stripe/nope"}, 2, "", `unknown lifecycle "stripe/nope"`},
 		{"stray argument", []string{"run", "extra"}, 2, "", "unexpected arguments"},
 		{"help", []string{"-h"}, 0, "", "-payments"},
+		{"bad lag flags", []string{"--lag-samples", "5", "--lag-reads", "0"}, 2, "", "--lag-reads"},
+		{"floor help", []string{"floor", "-h"}, 0, "", "-database"},
+		{"floor stray argument", []string{"floor", "extra"}, 2, "", "unexpected arguments"},
+		{"floor empty address", []string{"floor", "--listen", ""}, 2, "", "--listen"},
+		{"floor unreachable database", []string{"floor", "--database", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"}, 1, "", "paysim floor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

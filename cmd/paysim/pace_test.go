@@ -50,7 +50,7 @@ func TestRateStartsEveryDelivery(t *testing.T) {
 			st := newStats()
 			d := &deliverer{client: srv.Client(), ledger: srv.URL, sign: s.sign, retry: cfg.Retry,
 				slots: make(chan struct{}, cfg.Concurrency), now: time.Now}
-			pace := s.deliverAll(ctx, d, st)
+			pace := s.deliverAll(ctx, d, st, nil)
 			if pace == nil {
 				t.Fatal("--rate set but no pacer")
 			}

@@ -13,6 +13,7 @@ import (
 // Report is the outcome of a run; --json prints it as is.
 type Report struct {
 	OK              bool             `json:"ok"`
+	Verified        bool             `json:"verified"` // false with --ack-only: payments not read back
 	Seed            uint64           `json:"seed"`
 	Payments        int              `json:"payments"`
 	Matched         int              `json:"matched"`
@@ -32,6 +33,14 @@ type Report struct {
 	Outcomes        map[string]int   `json:"outcomes"`       // the ledger's answers: accepted, duplicate, ignored
 	Failures        []string         `json:"failures,omitempty"`
 	AckLatencyMS    Latency          `json:"ack_latency_ms"`
+	LagMS           Latency          `json:"lag_ms"`         // send of an accepted webhook → visible in the read API
+	LagSamples      int              `json:"lag_samples"`    // sampled deliveries seen visible
+	LagUnresolved   int              `json:"lag_unresolved"` // samples not visible by the end of --settle
+	LagErrors       int              `json:"lag_errors"`     // samples abandoned on a read error
+	LagFirstError   string           `json:"lag_first_error,omitempty"`
+	LagResolutionMS float64          `json:"lag_resolution_ms"`  // median ± of a sample (half its bracketing interval)
+	LagReads        int              `json:"lag_reads"`          // read-API requests the lag measurement made
+	LagReadRate     float64          `json:"lag_reads_per_s"`    // … per second while sampling
 	Throughput      float64          `json:"throughput_per_s"`   // deliveries per second of the delivery phase
 	Rate            float64          `json:"rate_per_s"`         // --rate: target offered load; 0 closed loop
 	OfferedRate     float64          `json:"offered_rate_per_s"` // starts per second achieved with --rate
@@ -61,14 +70,18 @@ type Latency struct {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// report assembles the run's figures.
+// report assembles the run's figures; checks nil means the payments were
+// not read back (--ack-only).
 func (s *sim) report(st *stats, checks map[*Payment]check) *Report {
-	r := &Report{Seed: s.cfg.Seed, Payments: len(s.payments), ByProvider: map[string]int{}, Lifecycles: map[string]int{},
-		APIFetches: s.api.fetchCounts()}
+	r := &Report{Verified: checks != nil, Seed: s.cfg.Seed, Payments: len(s.payments), ByProvider: map[string]int{},
+		Lifecycles: map[string]int{}, APIFetches: s.api.fetchCounts()}
 	for _, p := range s.payments {
 		r.ByProvider[p.Provider]++
 		r.Lifecycles[p.Provider+"/"+p.Lifecycle]++
 		r.Webhooks += len(p.Steps)
+		if checks == nil {
+			continue
+		}
 		c := checks[p]
 		var problem string
 		switch {
@@ -131,7 +144,11 @@ func (r *Report) writeText(w io.Writer) {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(w, "paysim report (seed %d): %s\n", r.Seed, verdict)
-	fmt.Fprintf(w, "  payments    %d: %d matched, %d wrong, %d missing   (%s)\n", r.Payments, r.Matched, r.Wrong, r.Missing, counts(r.ByProvider))
+	if r.Verified {
+		fmt.Fprintf(w, "  payments    %d: %d matched, %d wrong, %d missing   (%s)\n", r.Payments, r.Matched, r.Wrong, r.Missing, counts(r.ByProvider))
+	} else {
+		fmt.Fprintf(w, "  payments    %d, not read back (--ack-only)   (%s)\n", r.Payments, counts(r.ByProvider))
+	}
 	for _, m := range r.Mismatches {
 		fmt.Fprintf(w, "    %s [%s]: %s\n      want %+v\n", m.Payment, m.Lifecycle, m.Problem, m.Want)
 		if m.Got != nil {
@@ -145,7 +162,18 @@ func (r *Report) writeText(w io.Writer) {
 		fmt.Fprintf(w, "    gave up: %s\n", f)
 	}
 	fmt.Fprintf(w, "  ack latency p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n", r.AckLatencyMS.P50, r.AckLatencyMS.P95, r.AckLatencyMS.P99, r.AckLatencyMS.Max)
-	fmt.Fprintf(w, "  throughput  %.0f deliveries/s over %.1f s; converged in %.1f s; total %.1f s\n", r.Throughput, r.DeliverySeconds, r.SettleSeconds, r.DurationSeconds)
+	if r.LagSamples+r.LagUnresolved+r.LagErrors > 0 {
+		fmt.Fprintf(w, "  lag         send → visible in the read API p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (±%.1f ms); %d samples, %d unresolved, %d errors; %d reads (%.0f/s)\n",
+			r.LagMS.P50, r.LagMS.P95, r.LagMS.P99, r.LagMS.Max, r.LagResolutionMS, r.LagSamples, r.LagUnresolved, r.LagErrors, r.LagReads, r.LagReadRate)
+		if r.LagFirstError != "" {
+			fmt.Fprintf(w, "    lag error: %s\n", r.LagFirstError)
+		}
+	}
+	if r.Verified {
+		fmt.Fprintf(w, "  throughput  %.0f deliveries/s over %.1f s; converged in %.1f s; total %.1f s\n", r.Throughput, r.DeliverySeconds, r.SettleSeconds, r.DurationSeconds)
+	} else {
+		fmt.Fprintf(w, "  throughput  %.0f deliveries/s over %.1f s\n", r.Throughput, r.DeliverySeconds)
+	}
 	if r.Rate > 0 {
 		fmt.Fprintf(w, "  offered rate %.0f/s (target %.0f/s), %d late starts (--concurrency in flight)\n", r.OfferedRate, r.Rate, r.LateStarts)
 	}

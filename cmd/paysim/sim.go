@@ -62,7 +62,8 @@ func (s *sim) close() {
 }
 
 // run delivers every payment's webhooks to the ledger at base, waits for
-// convergence and returns the report.
+// convergence and returns the report. With --ack-only it reports the
+// acknowledgements alone: the target has no read API to verify against.
 func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Report, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.cfg.Concurrency * 2, MaxConnsPerHost: 0}}
 	defer client.CloseIdleConnections()
@@ -72,18 +73,34 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Repo
 	st := newStats()
 	d := &deliverer{client: client, ledger: ledger, sign: s.sign, retry: s.cfg.Retry,
 		slots: make(chan struct{}, s.cfg.Concurrency), now: time.Now}
+	r := &reader{client: client, ledger: ledger, token: s.cfg.Token}
+	var lag *lagMeter
+	if !s.cfg.AckOnly {
+		lag = newLagMeter(ctx, s.cfg.Lag, r, s.cfg.Retry.Timeout, time.Now)
+	}
 	start := time.Now()
 	stopProgress := startProgress(progress, st, start)
-	pace := s.deliverAll(ctx, d, st)
+	pace := s.deliverAll(ctx, d, st, lag)
 	delivered := time.Since(start)
 	stopProgress()
 	if err := ctx.Err(); err != nil {
+		lag.finish(time.Now())
 		return nil, fmt.Errorf("paysim: interrupted: %w", err)
 	}
-	r := &reader{client: client, ledger: ledger, token: s.cfg.Token}
+	var checks map[*Payment]check
 	settleStart := time.Now()
-	checks := r.converge(ctx, s.payments, s.cfg.Concurrency, settleStart.Add(s.cfg.Settle), 250*time.Millisecond)
+	if !s.cfg.AckOnly {
+		// The samples still in flight end while the read models converge.
+		lagDone := make(chan struct{})
+		go func() {
+			defer close(lagDone)
+			lag.finish(settleStart.Add(s.cfg.Settle))
+		}()
+		checks = r.converge(ctx, s.payments, s.cfg.Concurrency, settleStart.Add(s.cfg.Settle), 250*time.Millisecond)
+		<-lagDone
+	}
 	rep := s.report(st, checks)
+	lag.fill(rep)
 	rep.DeliverySeconds = delivered.Seconds()
 	rep.SettleSeconds = time.Since(settleStart).Seconds()
 	rep.DurationSeconds = time.Since(start).Seconds()
@@ -100,8 +117,9 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Repo
 // in flight at once so that a huge run does not start everything at once.
 // With --rate, sends start on the pacer's clock (returned, for the report);
 // the walkers waiting for a start outnumber the in-flight cap, so a start
-// never waits for a send to be ready, only for a free slot.
-func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats) *pacer {
+// never waits for a send to be ready, only for a free slot. Every finished
+// send is offered to lag (nil: no lag measurement).
+func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats, lag *lagMeter) *pacer {
 	plans := make([][][]send, len(s.payments))
 	sends := 0
 	for i, p := range s.payments {
@@ -133,7 +151,7 @@ func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats) *pacer {
 		go func() {
 			defer wg.Done()
 			defer func() { <-active }()
-			s.walk(ctx, d, st, pace, p, plans[i])
+			s.walk(ctx, d, st, pace, lag, p, plans[i])
 		}()
 	}
 	return pace
@@ -141,7 +159,7 @@ func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats) *pacer {
 
 // walk sends one payment's groups in order, each group's sends at once
 // (with a pacer: each as soon as the pacer starts it).
-func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, pace *pacer, p *Payment, groups [][]send) {
+func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, pace *pacer, lag *lagMeter, p *Payment, groups [][]send) {
 	for _, g := range groups {
 		if !sleep(ctx, g[0].delay) {
 			return
@@ -161,7 +179,9 @@ func (s *sim) walk(ctx context.Context, d *deliverer, st *stats, pace *pacer, p 
 					defer pace.release()
 				}
 				w := &p.Steps[sd.step].Webhook
-				st.record(p.Provider+"/"+w.EventID, d.deliver(ctx, p, w))
+				rec := d.deliver(ctx, p, w)
+				st.record(p.Provider+"/"+w.EventID, rec)
+				lag.offer(p, rec)
 			}()
 		}
 		wg.Wait()

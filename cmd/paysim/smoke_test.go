@@ -64,6 +64,10 @@ func TestSmoke(t *testing.T) {
 	if rep.Duplicated == 0 || rep.Outcomes["duplicate"] == 0 || len(rep.ByProvider) != 4 || rep.APIFetches[mercadoPagoName] == 0 {
 		t.Errorf("run did not exercise duplicates, every provider and Mercado Pago fetches: %+v", rep)
 	}
+	// End-to-end lag was sampled, and every sample became visible.
+	if rep.LagSamples == 0 || rep.LagUnresolved != 0 || rep.LagErrors != 0 {
+		t.Errorf("lag: %d samples, %d unresolved, %d errors (%s)", rep.LagSamples, rep.LagUnresolved, rep.LagErrors, rep.LagFirstError)
+	}
 	if rep.Outcomes["accepted"] != rep.Webhooks {
 		t.Errorf("accepted = %d, want one per distinct webhook (%d)", rep.Outcomes["accepted"], rep.Webhooks)
 	}

@@ -61,6 +61,18 @@ type reader struct {
 
 // read fetches one payment and compares it with its truth.
 func (r *reader) read(ctx context.Context, p *Payment) check {
+	c := r.fetch(ctx, p)
+	switch {
+	case c.code == http.StatusOK && c.err != "":
+		c.diff = c.err // an unreadable answer is not a match
+	case c.code == http.StatusOK:
+		c.diff = diff(p, c.got)
+	}
+	return c
+}
+
+// fetch reads one payment from the read API.
+func (r *reader) fetch(ctx context.Context, p *Payment) check {
 	u := r.ledger + "/v1/payments/" + url.PathEscape(p.Provider) + "/" + url.PathEscape(p.ID)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -80,8 +92,6 @@ func (r *reader) read(ctx context.Context, p *Payment) check {
 	case resp.StatusCode == http.StatusOK:
 		if err := json.Unmarshal(raw, &c.got); err != nil {
 			c.err = "read API answer is not JSON: " + err.Error()
-		} else {
-			c.diff = diff(p, c.got)
 		}
 	default:
 		c.err = fmt.Sprintf("HTTP %d", resp.StatusCode)
