@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
@@ -28,19 +29,27 @@ func (c countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// countingPool is a one-connection pool on a fresh database whose writes to
+// the server are counted.
+func countingPool(t *testing.T) (*pgxpool.Pool, *atomic.Int64) {
+	t.Helper()
+	cfg := newPool(t, 1).Config()
+	writes := new(atomic.Int64)
+	var dialer net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		return countingConn{Conn: c, writes: writes}, err
+	}
+	return newPoolWith(t, cfg), writes
+}
+
 // TestAppendOneRoundTrip: once pgx has prepared the append statements on a
 // connection (a single event and a batch take different ones), an append
 // costs one round trip, batch or not.
 func TestAppendOneRoundTrip(t *testing.T) {
 	ctx := t.Context()
-	cfg := newPool(t, 1).Config()
-	var writes atomic.Int64
-	var dialer net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		return countingConn{Conn: c, writes: &writes}, err
-	}
-	s := New(newPoolWith(t, cfg), Options{})
+	pool, writes := countingPool(t)
+	s := New(pool, Options{})
 	const stream = "payment-stripe-pi_3Nk-x_Yround"
 	for _, warm := range [][]eventstore.EventData{
 		{testEvent(t, stream, "warm")},

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,14 +332,8 @@ func TestGroupConcurrentStorm(t *testing.T) {
 // appends it carries, once pgx has prepared its statement.
 func TestGroupOneRoundTrip(t *testing.T) {
 	ctx := t.Context()
-	cfg := newPool(t, 1).Config()
-	var writes atomic.Int64
-	var dialer net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		return countingConn{Conn: c, writes: &writes}, err
-	}
-	s := New(newPoolWith(t, cfg), Options{})
+	pool, writes := countingPool(t)
+	s := New(pool, Options{})
 	g := newGroup(s, 64, 1, time.Minute)
 	batch := func(key string) []*groupEntry {
 		var b []*groupEntry
