@@ -154,7 +154,7 @@ func (g *group) lead(ctx context.Context, l *lane, e *groupEntry) (eventstore.Ap
 		for k, i := range live {
 			sent[k] = batch[i]
 		}
-		for k, a := range g.flush(fctx, sent) {
+		for k, a := range g.safeFlush(fctx, sent) {
 			answers[live[k]] = a
 		}
 		cancel()
@@ -173,6 +173,21 @@ func (g *group) lead(ctx context.Context, l *lane, e *groupEntry) (eventstore.Ap
 	}
 	l.mu.Unlock()
 	return answers[0].res, answers[0].err
+}
+
+// safeFlush is flush for lead: a panic (a bug) becomes every entry's error,
+// so the lane is still handed on and no caller waits forever for an answer
+// that would never come.
+func (g *group) safeFlush(ctx context.Context, batch []*groupEntry) (answers []groupAnswer) {
+	defer func() {
+		if p := recover(); p != nil {
+			answers = make([]groupAnswer, len(batch))
+			for i, e := range batch {
+				answers[i].err = fmt.Errorf("%s: group append panicked: %v", e.call.op, p)
+			}
+		}
+	}()
+	return g.flush(ctx, batch)
 }
 
 // flush appends batch and returns one answer per entry, in order.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -356,5 +357,33 @@ func TestGroupOneRoundTrip(t *testing.T) {
 	}
 	if n := writes.Load() - before; n != 1 {
 		t.Fatalf("a merged call of 5 appends took %d round trips, want 1", n)
+	}
+}
+
+// TestGroupPanicDoesNotWedgeTheLane: a bug that panics inside a merged call
+// answers every caller in it with an error and hands the lane on, instead
+// of leaving the callers waiting and the lane busy for good.
+func TestGroupPanicDoesNotWedgeTheLane(t *testing.T) {
+	ctx := t.Context()
+	s := New(newPool(t, 2), Options{})
+	g := newGroup(s, 64, 1, time.Minute)
+	l := &g.lanes[0]
+	const stream = "payment-stripe-pi_grpPanic"
+	queued := entry(t, ctx, stream, testEvent(t, stream, "queued"))
+	broken := &groupEntry{ctx: ctx, call: appendCall{op: "broken"}, done: make(chan groupAnswer, 1)} // no event: flush panics
+	l.busy = true
+	l.queue = []*groupEntry{queued}
+	if _, err := g.lead(ctx, l, broken); err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("leader's answer = %v, want the panic as an error", err)
+	}
+	if a := <-queued.done; a.err == nil {
+		t.Fatalf("queued caller got %+v, want an error", a.res)
+	}
+	if l.busy || len(l.queue) != 0 {
+		t.Fatalf("lane busy %t with %d queued after the panic", l.busy, len(l.queue))
+	}
+	// The lane works again.
+	if _, err := g.append(ctx, queued.call); err != nil {
+		t.Fatal(err)
 	}
 }
