@@ -58,7 +58,7 @@ func TestDeadLetters(t *testing.T) {
 					t.Errorf("attempt error %d = %+v, want attempt %d naming the payment and %q", i, ae, i+1, tt.wantError)
 				}
 			}
-			if n := e.log.count("does not know the notified payment", pi); n != tt.wantWarned {
+			if n := e.log.Count("does not know the notified payment", pi); n != tt.wantWarned {
 				t.Errorf("%d warnings about an unknown payment, want %d", n, tt.wantWarned)
 			}
 			if n := e.api.callCount(); n != 3 {

@@ -14,6 +14,7 @@ import (
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/eventstore/postgres"
+	"github.com/payledger/payledger/internal/logtest"
 	"github.com/payledger/payledger/internal/pgtest"
 	"github.com/payledger/payledger/projections"
 	"github.com/payledger/payledger/providers/mercadopago"
@@ -52,7 +53,7 @@ type env struct {
 	pool  *pgxpool.Pool
 	store *postgres.Store
 	api   *fakeAPI
-	log   *logRecorder
+	log   *logtest.Recorder
 }
 
 func newEnv(t *testing.T) *env {
@@ -69,7 +70,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(pool.Close)
 	return &env{t: t, pool: pool, store: postgres.New(pool, postgres.Options{PollInterval: 5 * time.Millisecond}),
-		api: newFakeAPI(t), log: &logRecorder{}}
+		api: newFakeAPI(t), log: &logtest.Recorder{}}
 }
 
 // statusClient is the real Stripe status client on the fake API, making one
@@ -106,7 +107,7 @@ func (e *env) configFor(provider string) Config {
 		fetcher = e.mercadoPagoClient()
 	}
 	return Config{
-		Pool: e.pool, Fetchers: []StatusFetcher{fetcher}, Store: e.store, Logger: e.log.logger(),
+		Pool: e.pool, Fetchers: []StatusFetcher{fetcher}, Store: e.store, Logger: e.log.Logger(),
 		MaxAttempts: 5, Workers: 2, EnrichProviders: []string{provider},
 		RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 		JobTimeout: 20 * time.Second, testOnly: true,
@@ -139,7 +140,7 @@ func (e *env) startJobs(cfg Config) *Jobs {
 func (e *env) startProjector(follow projections.FollowUp) {
 	e.t.Helper()
 	r := projections.NewRunner(projections.RunnerConfig{FollowUp: follow, BatchSize: 50,
-		RetryMin: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond, Logger: e.log.logger()}, e.pool, e.store)
+		RetryMin: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond, Logger: e.log.Logger()}, e.pool, e.store)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(e.t.Context()))
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()

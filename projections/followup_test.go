@@ -14,6 +14,7 @@ import (
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/logtest"
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
@@ -191,14 +192,14 @@ func TestRunnerRetriesFailedFollowUp(t *testing.T) {
 		feed.add(evs...)
 	}
 	last := feed.checkpoint()
-	log := &logRecorder{}
+	log := &logtest.Recorder{}
 	fu := &tableFollowUp{fail: func(call int) error {
 		if call <= 3 {
 			return fmt.Errorf("queue unavailable (call %d)", call)
 		}
 		return nil
 	}}
-	cfg := testConfig("payments_v1", log.logger())
+	cfg := testConfig("payments_v1", log.Logger())
 	cfg.FollowUp = fu
 	r := NewRunner(cfg, pool, feed)
 	start(t, r)
@@ -214,7 +215,7 @@ func TestRunnerRetriesFailedFollowUp(t *testing.T) {
 			t.Errorf("event %s followed up %d times, want once", id, n)
 		}
 	}
-	if n := log.count("retrying from the committed checkpoint", "queue unavailable"); n != 3 {
+	if n := log.Count("retrying from the committed checkpoint", "queue unavailable"); n != 3 {
 		t.Errorf("logged %d follow-up failures, want 3", n)
 	}
 }

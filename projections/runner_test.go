@@ -9,6 +9,7 @@ import (
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/logtest"
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
@@ -191,13 +192,13 @@ func TestRunnerStopsAtUndecodableEvent(t *testing.T) {
 	feed.add(after...)
 	feed.checkpoint()
 
-	logs := &logRecorder{}
-	r := NewRunner(testConfig("payments_v1", logs.logger()), pool, feed)
+	logs := &logtest.Recorder{}
+	r := NewRunner(testConfig("payments_v1", logs.Logger()), pool, feed)
 	start(t, r)
 	// Stuck visibly: the error is logged on every retry, and the runner
 	// resubscribes from the committed checkpoint, just before the event.
 	eventually(t, "repeated error logs", func() bool {
-		return logs.count("ERROR", "payment.teleported.v1", eventstore.ErrUnknownType.Error()) >= 3
+		return logs.Count("ERROR", "payment.teleported.v1", eventstore.ErrUnknownType.Error()) >= 3
 	})
 	if p, err := r.Position(t.Context()); err != nil || p != before {
 		t.Errorf("Position = %s, %v; want %s, just before the event at %s", p, err, before, bad)
@@ -247,11 +248,11 @@ func TestRunnerOneActivePerName(t *testing.T) {
 	stopA := start(t, a)
 	waitPosition(t, a, feedA.checkpoint())
 
-	logsB := &logRecorder{}
-	b := NewRunner(testConfig("payments_v1", logsB.logger()), pool, feedB)
+	logsB := &logtest.Recorder{}
+	b := NewRunner(testConfig("payments_v1", logsB.Logger()), pool, feedB)
 	start(t, b)
 	eventually(t, "runner B waiting for the lock", func() bool {
-		return logsB.count("INFO", "another process holds the projection lock") >= 2
+		return logsB.Count("INFO", "another process holds the projection lock") >= 2
 	})
 	if subs := feedB.subscriptions(); len(subs) != 0 {
 		t.Fatalf("runner B subscribed (%v) while A held the lock", subs)
