@@ -57,11 +57,10 @@ type StatusClient struct {
 // an API key or User-Agent with surrounding whitespace, or on a bad base URL.
 func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	const op = "asaas: new status client"
+	if err := rest.CheckSecret("API key", cfg.APIKey); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	switch {
-	case cfg.APIKey == "":
-		return nil, errors.New(op + ": no API key configured")
-	case strings.TrimSpace(cfg.APIKey) != cfg.APIKey:
-		return nil, errors.New(op + ": API key has leading or trailing whitespace")
 	case strings.TrimSpace(cfg.UserAgent) != cfg.UserAgent:
 		return nil, errors.New(op + ": User-Agent has leading or trailing whitespace")
 	}

@@ -3,11 +3,9 @@ package mercadopago
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/payledger/payledger/domain"
@@ -47,11 +45,8 @@ type StatusClient struct {
 // NewStatusClient validates cfg and applies defaults. An empty access token,
 // or one with surrounding whitespace, is an error that never quotes it.
 func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
-	switch {
-	case cfg.AccessToken == "":
-		return nil, errors.New("mercadopago: new status client: no access token configured")
-	case strings.TrimSpace(cfg.AccessToken) != cfg.AccessToken:
-		return nil, errors.New("mercadopago: new status client: the access token has leading or trailing whitespace")
+	if err := rest.CheckSecret("access token", cfg.AccessToken); err != nil {
+		return nil, fmt.Errorf("mercadopago: new status client: %w", err)
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultAPIBase

@@ -5,12 +5,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/payledger/payledger/domain"
@@ -62,11 +60,8 @@ type StatusClient struct {
 // NewStatusClient validates cfg and returns a client. Errors never include
 // the secret key.
 func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
-	switch {
-	case cfg.SecretKey == "":
-		return nil, errors.New("stripe: status client: no secret key configured")
-	case strings.TrimSpace(cfg.SecretKey) != cfg.SecretKey:
-		return nil, errors.New("stripe: status client: secret key has leading or trailing whitespace")
+	if err := rest.CheckSecret("secret key", cfg.SecretKey); err != nil {
+		return nil, fmt.Errorf("stripe: status client: %w", err)
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultAPIBase
