@@ -2,7 +2,6 @@ package pagarme
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -49,8 +48,8 @@ type StatusClient struct {
 // NewStatusClient validates cfg and applies defaults. The error never
 // contains the secret key.
 func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
-	if cfg.SecretKey == "" {
-		return nil, errors.New("pagarme: new status client: no secret key configured")
+	if err := rest.CheckSecret("secret key", cfg.SecretKey); err != nil {
+		return nil, fmt.Errorf("pagarme: new status client: %w", err)
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultAPIBase

@@ -233,6 +233,9 @@ func TestNewStatusClient(t *testing.T) {
 	if _, err := NewStatusClient(StatusConfig{}); err == nil || !strings.Contains(err.Error(), "no secret key") {
 		t.Fatalf("no key: %v", err)
 	}
+	if _, err := NewStatusClient(StatusConfig{SecretKey: "sk_x\n"}); err == nil || !strings.Contains(err.Error(), "whitespace") {
+		t.Fatalf("key with a newline: %v", err)
+	}
 	_, err := NewStatusClient(StatusConfig{SecretKey: "sk_leaky", BaseURL: "api.pagar.me"})
 	if err == nil || strings.Contains(err.Error(), "sk_leaky") {
 		t.Fatalf("bad base URL: %v", err)
