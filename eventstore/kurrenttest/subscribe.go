@@ -48,15 +48,9 @@ func (r *reader) subscribeStream(ctx context.Context, so *streams.ReadReq_Option
 		return err
 	}
 	for {
-		r.st.mu.Lock()
-		recs := r.st.streamSince(name, cursor)
-		wake := r.st.changed()
-		r.st.mu.Unlock()
-		if len(recs) == 0 {
-			if err := waitCommit(ctx, wake); err != nil {
-				return err
-			}
-			continue
+		recs, err := r.st.await(ctx, func() []*record { return r.st.streamSince(name, cursor) })
+		if err != nil {
+			return err
 		}
 		cursor += len(recs)
 		for _, rec := range recs {
@@ -99,12 +93,21 @@ func (r *reader) catchUpStream(ctx context.Context, name string, checkpoint int6
 	}
 }
 
-// waitCommit blocks until wake is closed by a commit or ctx ends.
-func waitCommit(ctx context.Context, wake <-chan struct{}) error {
-	select {
-	case <-wake:
-		return nil
-	case <-ctx.Done():
-		return status.FromContextError(ctx.Err()).Err()
+// await returns what read finds under the store's lock, waiting for
+// commits while it finds nothing.
+func (st *store) await(ctx context.Context, read func() []*record) ([]*record, error) {
+	for {
+		st.mu.Lock()
+		recs := read()
+		wake := st.changed()
+		st.mu.Unlock()
+		if len(recs) > 0 {
+			return recs, nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 	}
 }

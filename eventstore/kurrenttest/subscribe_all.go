@@ -110,15 +110,9 @@ func (a *allSub) catchUp() error {
 func (a *allSub) live(ctx context.Context, cursor int) error {
 	counter := 0
 	for {
-		a.st.mu.Lock()
-		recs := a.st.since(cursor)
-		wake := a.st.changed()
-		a.st.mu.Unlock()
-		if len(recs) == 0 {
-			if err := waitCommit(ctx, wake); err != nil {
-				return err
-			}
-			continue
+		recs, err := a.st.await(ctx, func() []*record { return a.st.since(cursor) })
+		if err != nil {
+			return err
 		}
 		cursor += len(recs)
 		for _, rec := range recs {
