@@ -17,6 +17,23 @@ func TestConfigDefaults(t *testing.T) {
 		c.StripeTolerance != 300*time.Second || len(c.StripeSecrets) != 0 || len(c.Tokens) != 0 {
 		t.Errorf("defaults = %+v", c)
 	}
+	if c.GCPercent != DefaultGCPercent || c.DebugAddr != "" {
+		t.Errorf("GCPercent = %d, DebugAddr = %q; want %d and off", c.GCPercent, c.DebugAddr, DefaultGCPercent)
+	}
+}
+
+// GOGC set by the operator wins over serve's default: serve leaves the
+// runtime's setting (already read from GOGC) alone.
+func TestConfigGOGCWins(t *testing.T) {
+	for _, v := range []string{"100", "off"} {
+		c, err := configFromEnv(env(map[string]string{"GOGC": v, "LEDGER_DEBUG_ADDR": " 127.0.0.1:6060 "}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.GCPercent != 0 || c.DebugAddr != "127.0.0.1:6060" {
+			t.Errorf("GOGC=%s: GCPercent = %d, DebugAddr = %q", v, c.GCPercent, c.DebugAddr)
+		}
+	}
 }
 
 func TestConfigParses(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,9 @@ import (
 // shuts down gracefully: in-flight requests finish, the projector stops
 // between batches, connections close.
 func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	if cfg.GCPercent > 0 {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger)
 	if err != nil {
 		return err
@@ -92,6 +96,12 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("listening", "addr", ln.Addr().String())
+	_, stopDebug, err := startDebug(cfg.DebugAddr, logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer stopDebug(context.WithoutCancel(ctx))
 
 	// River stops when its start context ends, so it outlives the signal
 	// and is stopped explicitly, after the projector, below.
