@@ -1,28 +1,41 @@
 #!/usr/bin/env bash
 # Ingest under load (issue 5, item 4): the ledger and its floor side by side,
-# driven by the same harness. Two fresh databases; `ledger serve` and
-# `paysim floor` (one INSERT … ON CONFLICT DO NOTHING per request, nothing
-# else, pool of 20 like the ledger's) in the background; then, for each fixed
-# offered load (open loop, --rate) and for saturation (closed loop,
-# --concurrency 64), paysim runs against the floor (--ack-only: it has no read
-# API) and then against the ledger with the same flags and seed: the same
-# payloads, 20% duplicates, four providers, no reordering or delays.
+# driven by the same harness. For every pair, two empty databases and new
+# processes: `ledger serve` and `paysim floor` (one INSERT … ON CONFLICT DO
+# NOTHING per request, nothing else, pool of 20 like the ledger's) in the
+# background; then, for each fixed offered load (open loop, --rate) and for
+# saturation (closed loop, --concurrency 64), paysim runs against the floor
+# (--ack-only: it has no read API) and then against the ledger with the same
+# flags and seed: the same payloads, 20% duplicates, four providers, no
+# reordering or delays.
 #
 # Prints two markdown tables: per run and target, ack latency, throughput,
 # end-to-end lag (send → visible in GET /v1/payments, sampled, ledger only:
 # --lag-samples/s at most, its reads capped at --lag-reads/s), correctness and
-# peak RSS (VmHWM cannot be reset between runs, so each row shows the
-# process's running peak); then ours/floor: throughput (target ≥ 0.8) and
+# peak RSS; then ours/floor: throughput (target ≥ 0.8) and
 # ack p99 (target ≤ 2). Exits non-zero if any run mismatched or failed.
 #
+# The lag probe is extra read traffic (~100 reads/s) that only the ledger
+# would get, taxing its side of the comparison wherever it runs near its
+# capacity (2000/s, saturation): the pairs run without it, and each load
+# gets one more ledger run with it ("+lag" rows, not in the ratios), on
+# fresh databases and with the same seed.
+#
 #   RATES="500 1000 2000" SECONDS_PER_RUN=10 SAT_PAYMENTS=8000 PAYSIM_FLAGS="--lag-samples 50" scripts/bench-load.sh
-#   (SAT_PAYMENTS=0: no saturation run; RATES="": only the saturation run)
+#   (SAT_PAYMENTS=0: no saturation run; RATES="": only the saturation run;
+#   FRESH=0: keep one pair of databases and processes for all runs, so later
+#   runs work on the data the earlier ones left)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates=${RATES-500 1000 2000}
 secs=${SECONDS_PER_RUN:-10}
 per_payment=${SENDS_PER_PAYMENT:-3.3} # deliveries per payment at --dup 0.2, all providers (measured: 3.2–3.4)
 sat_payments=${SAT_PAYMENTS:-8000}
+# In-flight cap of the fixed-load runs. An offered load is an arrival rate:
+# the cap must not turn it into a closed loop (at 2000/s and 20 ms per
+# acknowledgement, Little's law needs 40 in flight), so it is well above
+# that; "late starts" counts the sends that found it full anyway.
+rate_conc=${RATE_CONCURRENCY:-128}
 extra=${PAYSIM_FLAGS:-}
 addr=${LOAD_ADDR:-127.0.0.1:8087}
 floor_addr=${FLOOR_ADDR:-127.0.0.1:8086}
@@ -30,17 +43,18 @@ api_addr=${LOAD_API_ADDR:-127.0.0.1:8085} # paysim's fake provider APIs (demo an
 db=payledger_load
 floor_db=payledger_load_floor
 work=$(mktemp -d)
-stop() {
+stop_targets() {
   for pid in ${ledger_pid:-} ${floor_pid:-}; do kill "$pid" 2>/dev/null || true; done
   for pid in ${ledger_pid:-} ${floor_pid:-}; do wait "$pid" 2>/dev/null || true; done
+  ledger_pid="" floor_pid=""
+}
+stop() {
+  stop_targets
   rm -rf "$work"
 }
 trap stop EXIT
 
 scripts/postgres-up.sh
-for d in $db $floor_db; do
-  psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $d WITH (FORCE)" -c "CREATE DATABASE $d"
-done
 echo "bench-load: building ledger and paysim" >&2
 go build -o "$work/ledger" ./cmd/ledger
 go build -o "$work/paysim" ./cmd/paysim
@@ -48,32 +62,57 @@ go build -o "$work/paysim" ./cmd/paysim
 eval "$("$work/paysim" env --api-addr "$api_addr")"
 export LEDGER_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
 export LEDGER_HTTP_ADDR=$addr LEDGER_LOG_LEVEL=warn LEDGER_EVENTSTORE_URL=${LEDGER_EVENTSTORE_URL:-}
-"$work/ledger" serve 2>"$work/ledger.log" &
-ledger_pid=$!
-"$work/paysim" floor --listen "$floor_addr" --database "postgres://postgres@127.0.0.1:5432/$floor_db?sslmode=disable" 2>"$work/floor.log" &
-floor_pid=$!
-echo "bench-load: ledger pid $ledger_pid on http://$addr, floor pid $floor_pid on http://$floor_addr (logs in $work)" >&2
+
+# fresh: empty databases and new processes for every pair, so no run
+# inherits what an earlier one left (the ledger's database grows past
+# Postgres's default shared_buffers by the last run; BENCHMARKS.md shows
+# what that costs) and each row's peak RSS is its own.
+fresh() {
+  if [ "${FRESH:-1}" = 0 ] && [ -n "${ledger_pid:-}" ]; then
+    return # FRESH=0: one pair of databases and processes for the whole run
+  fi
+  stop_targets
+  for d in $db $floor_db; do
+    psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $d WITH (FORCE)" -c "CREATE DATABASE $d"
+  done
+  "$work/ledger" serve 2>>"$work/ledger.log" &
+  ledger_pid=$!
+  "$work/paysim" floor --listen "$floor_addr" --database "postgres://postgres@127.0.0.1:5432/$floor_db?sslmode=disable" 2>>"$work/floor.log" &
+  floor_pid=$!
+  local i
+  for i in $(seq 1 100); do
+    if curl -fso /dev/null "http://$addr/readyz" && curl -fso /dev/null "http://$floor_addr/readyz"; then
+      echo "bench-load: ledger pid $ledger_pid on http://$addr, floor pid $floor_pid on http://$floor_addr (logs in $work)" >&2
+      return
+    fi
+    sleep 0.2
+  done
+  echo "bench-load: the ledger or the floor did not start; last log lines:" >&2
+  tail -n 20 "$work/ledger.log" "$work/floor.log" >&2
+  exit 1
+}
 
 peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 
 rows=()
 ratios=()
+run_flags="" # flags for every run of one pair, after $extra
 status=0
 seed=$(( $(date +%s) * 16 )) # fresh payments every run: ids derive from the seed
 
 # one target label rate concurrency payments: one paysim run; its JSON in $work/label-target.json.
 one() {
-  local target=$1 label=$2 rate=$3 conc=$4 payments=$5 out="$work/$2-$1.json" url pid flags
+  local target=$1 label=$2 rate=$3 conc=$4 payments=$5 out="$work/$2-$1.json" url pid flags="$run_flags"
   if [ "$target" = floor ]; then
-    url="http://$floor_addr" pid=$floor_pid flags="--ack-only"
+    url="http://$floor_addr" pid=$floor_pid flags="--ack-only $flags"
   else
-    url="http://$addr" pid=$ledger_pid flags=""
+    url="http://$addr" pid=$ledger_pid
   fi
-  echo "bench-load: $label $target: --rate $rate --concurrency $conc --payments $payments --seed $seed $flags $extra" >&2
+  echo "bench-load: $label $target: --rate $rate --concurrency $conc --payments $payments --seed $seed $extra $flags" >&2
   set +e
   # shellcheck disable=SC2086 # $flags and $extra are lists of flags
   "$work/paysim" run --ledger "$url" --payments "$payments" --seed "$seed" --pagarme-key "$work/pagarme.pem" --api-addr "$api_addr" \
-    --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate "$rate" --concurrency "$conc" $flags $extra --json \
+    --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate "$rate" --concurrency "$conc" $extra $flags --json \
     >"$out" 2>"$work/$label-$target.err"
   local rc=$?
   set -e
@@ -91,27 +130,34 @@ one() {
     "| \($name) | \($target) | \(if .rate_per_s > 0 then (.offered_rate_per_s | floor | tostring) else "closed loop" end) | \(.late_starts) | \(.deliveries) | \(.throughput_per_s | floor) | \(.ack_latency_ms.p50) | \(.ack_latency_ms.p99) | \(lag(.lag_ms.p50)) | \(lag(.lag_ms.p95)) | \(lag(.lag_ms.p99)) | \(lag("\(.lag_samples) ±\(.lag_resolution_ms)"))\(if .lag_unresolved + .lag_errors > 0 then " (\(.lag_unresolved) unresolved, \(.lag_errors) errors)" else "" end) | \(lag(.lag_reads_per_s | floor)) | \(.duplicated) | \(if .verified then "\(.matched)/\(.wrong)/\(.missing)" else "not read (ack-only)" end) | \($rss) |"' "$out")")
 }
 
-# pair label rate concurrency payments: the floor, then the ledger, same seed; then their ratios.
+# pair label rate concurrency payments: the floor, then the ledger, same seed
+# and no lag probe; their ratios; then the ledger again with the probe.
 pair() {
   local label=$1
   seed=$((seed + 1))
+  fresh
+  run_flags="--lag-samples 0" # after $extra, so it wins
   one floor "$@"
   one ledger "$@"
+  run_flags=""
   local f="$work/$label-floor.json" l="$work/$label-ledger.json"
   if [ ! -f "$f" ] || [ ! -f "$l" ]; then
     ratios+=("| $label | – | – | a run failed |")
-    return
+  else
+    ratios+=("$(jq -rn --slurpfile f "$f" --slurpfile l "$l" --arg name "$label" '
+      def r2: (. * 100 | round) / 100;
+      def ratio(a; b): if b > 0 then a / b else infinite end;
+      ratio($l[0].throughput_per_s; $f[0].throughput_per_s) as $tp
+      | ratio($l[0].ack_latency_ms.p99; $f[0].ack_latency_ms.p99) as $p99
+      | "| \($name) | \($tp | r2) | \($p99 | r2) | \(if $tp >= 0.8 and $p99 <= 2 then "met" else "missed: " + ([if $tp < 0.8 then "throughput" else empty end, if $p99 > 2 then "p99" else empty end] | join(", ")) end) |"')")
   fi
-  ratios+=("$(jq -rn --slurpfile f "$f" --slurpfile l "$l" --arg name "$label" '
-    def r2: (. * 100 | round) / 100;
-    def ratio(a; b): if b > 0 then a / b else infinite end;
-    ratio($l[0].throughput_per_s; $f[0].throughput_per_s) as $tp
-    | ratio($l[0].ack_latency_ms.p99; $f[0].ack_latency_ms.p99) as $p99
-    | "| \($name) | \($tp | r2) | \($p99 | r2) | \(if $tp >= 0.8 and $p99 <= 2 then "met" else "missed: " + ([if $tp < 0.8 then "throughput" else empty end, if $p99 > 2 then "p99" else empty end] | join(", ")) end) |"')")
+  fresh
+  shift
+  one ledger "$label+lag" "$@"
 }
 
 for r in $rates; do
-  pair "rate-$r" "$r" 32 "$(awk -v r="$r" -v s="$secs" -v k="$per_payment" 'BEGIN { printf "%d", r * s / k }')"
+  pair "rate-$r" "$r" "$rate_conc" "$(awk -v r="$r" -v s="$secs" -v k="$per_payment" 'BEGIN { printf "%d", r * s / k }')"
 done
 if [ "$sat_payments" -gt 0 ]; then
   pair saturation 0 64 "$sat_payments"
