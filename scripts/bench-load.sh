@@ -83,6 +83,7 @@ fresh() {
   for i in $(seq 1 100); do
     if curl -fso /dev/null "http://$addr/readyz" && curl -fso /dev/null "http://$floor_addr/readyz"; then
       echo "bench-load: ledger pid $ledger_pid on http://$addr, floor pid $floor_pid on http://$floor_addr (logs in $work)" >&2
+      warm_up
       return
     fi
     sleep 0.2
@@ -90,6 +91,23 @@ fresh() {
   echo "bench-load: the ledger or the floor did not start; last log lines:" >&2
   tail -n 20 "$work/ledger.log" "$work/floor.log" >&2
   exit 1
+}
+
+# warm_up sends a few hundred webhooks of payments no run uses to each
+# target, so that pools, caches and the JWKS are filled before the
+# measured runs: new processes would otherwise put their start-up into the
+# first run's tail latency.
+warm_up() {
+  local url flags
+  for url in "http://$floor_addr" "http://$addr"; do
+    flags="" # the ledger's warm-up waits for its jobs: none may be left to retry during the runs
+    [ "$url" != "http://$floor_addr" ] || flags=--ack-only
+    # shellcheck disable=SC2086 # $flags is empty or one flag
+    "$work/paysim" run --ledger "$url" --payments 100 --seed $((seed + 1000000)) --pagarme-key "$work/pagarme.pem" \
+      --api-addr "$api_addr" --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate 0 --concurrency 32 \
+      $flags --lag-samples 0 >/dev/null 2>>"$work/warm-up.err" ||
+      echo "bench-load: warm-up against $url failed (see $work/warm-up.err)" >&2
+  done
 }
 
 peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
@@ -152,6 +170,9 @@ pair() {
       | "| \($name) | \($tp | r2) | \($p99 | r2) | \(if $tp >= 0.8 and $p99 <= 2 then "met" else "missed: " + ([if $tp < 0.8 then "throughput" else empty end, if $p99 > 2 then "p99" else empty end] | join(", ")) end) |"')")
   fi
   fresh
+  # Without fresh databases the same seed would only redeliver what the
+  # pair stored, leaving nothing new for the probe to time.
+  [ "${FRESH:-1}" != 0 ] || seed=$((seed + 1))
   shift
   one ledger "$label+lag" "$@"
 }
