@@ -98,16 +98,27 @@ fresh() {
 # measured runs: new processes would otherwise put their start-up into the
 # first run's tail latency.
 warm_up() {
-  local url flags
-  for url in "http://$floor_addr" "http://$addr"; do
-    flags="" # the ledger's warm-up waits for its jobs: none may be left to retry during the runs
-    [ "$url" != "http://$floor_addr" ] || flags=--ack-only
-    # shellcheck disable=SC2086 # $flags is empty or one flag
-    "$work/paysim" run --ledger "$url" --payments 100 --seed $((seed + 1000000)) --pagarme-key "$work/pagarme.pem" \
-      --api-addr "$api_addr" --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate 0 --concurrency 32 \
-      $flags --lag-samples 0 >/dev/null 2>>"$work/warm-up.err" ||
-      echo "bench-load: warm-up against $url failed (see $work/warm-up.err)" >&2
+  local target
+  for target in floor ledger; do
+    # The ledger's warm-up is not --ack-only: it waits for its jobs, so none
+    # is left to retry during the measured runs.
+    drive "$target" 100 $((seed + 1000000)) 0 32 --lag-samples 0 >/dev/null 2>>"$work/warm-up.err" ||
+      echo "bench-load: warm-up of the $target failed (see $work/warm-up.err)" >&2
   done
+}
+
+# drive target payments seed rate concurrency [flag…]: one paysim run with
+# the harness's delivery settings against the floor (--ack-only: it has no
+# read API) or the ledger; the report goes to stdout.
+drive() {
+  local target=$1 payments=$2 run_seed=$3 rate=$4 conc=$5 url=http://$addr
+  shift 5
+  if [ "$target" = floor ]; then
+    url=http://$floor_addr
+    set -- --ack-only "$@"
+  fi
+  "$work/paysim" run --ledger "$url" --payments "$payments" --seed "$run_seed" --pagarme-key "$work/pagarme.pem" \
+    --api-addr "$api_addr" --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate "$rate" --concurrency "$conc" "$@"
 }
 
 peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
@@ -120,18 +131,12 @@ seed=$(( $(date +%s) * 16 )) # fresh payments every run: ids derive from the see
 
 # one target label rate concurrency payments: one paysim run; its JSON in $work/label-target.json.
 one() {
-  local target=$1 label=$2 rate=$3 conc=$4 payments=$5 out="$work/$2-$1.json" url pid flags="$run_flags"
-  if [ "$target" = floor ]; then
-    url="http://$floor_addr" pid=$floor_pid flags="--ack-only $flags"
-  else
-    url="http://$addr" pid=$ledger_pid
-  fi
-  echo "bench-load: $label $target: --rate $rate --concurrency $conc --payments $payments --seed $seed $extra $flags" >&2
+  local target=$1 label=$2 rate=$3 conc=$4 payments=$5 out="$work/$2-$1.json" pid=$ledger_pid
+  [ "$target" != floor ] || pid=$floor_pid
+  echo "bench-load: $label $target: --rate $rate --concurrency $conc --payments $payments --seed $seed $extra $run_flags" >&2
   set +e
-  # shellcheck disable=SC2086 # $flags and $extra are lists of flags
-  "$work/paysim" run --ledger "$url" --payments "$payments" --seed "$seed" --pagarme-key "$work/pagarme.pem" --api-addr "$api_addr" \
-    --dup 0.2 --reorder 0 --max-delay 0 --late-delay 0 --rate "$rate" --concurrency "$conc" $extra $flags --json \
-    >"$out" 2>"$work/$label-$target.err"
+  # shellcheck disable=SC2086 # $extra and $run_flags are lists of flags
+  drive "$target" "$payments" "$seed" "$rate" "$conc" $extra $run_flags --json >"$out" 2>"$work/$label-$target.err"
   local rc=$?
   set -e
   if [ ! -s "$out" ] || ! jq -e . "$out" >/dev/null 2>&1; then
