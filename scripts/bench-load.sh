@@ -207,14 +207,12 @@ with_lag() {
 # load label rate concurrency payments: REPEAT pairs (labelled label#k when
 # there are several), then the +lag run after the first.
 load() {
-  local label=$1 k
+  local label=$1 k name
   shift
   for k in $(seq 1 "$repeat"); do
-    if [ "$repeat" -gt 1 ]; then
-      pair "$label#$k" "$@"
-    else
-      pair "$label" "$@"
-    fi
+    name=$label
+    [ "$repeat" -eq 1 ] || name="$label#$k"
+    pair "$name" "$@"
     [ "$k" -gt 1 ] || with_lag "$label" "$@"
   done
 }
