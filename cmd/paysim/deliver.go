@@ -110,13 +110,15 @@ func (d *deliverer) attempt(ctx context.Context, p *Payment, w *Webhook) (answer
 	if err != nil {
 		return answer{}, err
 	}
-	a := answer{sent: d.now()}
-	h, err := d.sign.headers(p, w, a.sent)
+	h, err := d.sign.headers(p, w, d.now())
 	if err != nil {
 		return answer{}, err
 	}
 	h.Set(eventIDHeader, p.Provider+":"+w.EventID)
 	req.Header = h
+	// The clock starts when the request leaves, after signing: the ack
+	// latency is the receiver's, and a provider signs on its own machines.
+	a := answer{sent: d.now()}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		a.latency = d.now().Sub(a.sent)

@@ -78,6 +78,9 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*Repo
 	if !s.cfg.AckOnly {
 		lag = newLagMeter(ctx, s.cfg.Lag, r, s.cfg.Retry.Timeout, time.Now)
 	}
+	if err := s.sign.presign(s.payments); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	stopProgress := startProgress(progress, st, start)
 	pace := s.deliverAll(ctx, d, st, lag)
