@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/payledger/payledger/api"
+	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/jobs"
 	"github.com/payledger/payledger/migrations"
 	"github.com/payledger/payledger/projections"
@@ -30,14 +31,14 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if cfg.GCPercent > 0 {
 		debug.SetGCPercent(cfg.GCPercent)
 	}
-	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger)
+	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger, cfg.EventStoreURL == "")
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 
 	store, err := openEventStore(ctx, cfg, pool, func(ctx context.Context, u string) (*pgxpool.Pool, error) {
-		return openDatabase(ctx, u, logger)
+		return openDatabase(ctx, u, logger, true)
 	}, logger)
 	if err != nil {
 		return err
@@ -152,24 +153,66 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 // migrate applies the schema to the read-model database (and to a separate
 // Postgres event store database when one is configured).
 func migrate(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger)
-	if err != nil {
+	if err := migrateDatabase(ctx, cfg.DatabaseURL, logger); err != nil {
 		return err
 	}
-	pool.Close()
 	if kind, _ := eventStoreKind(cfg.EventStoreURL); kind == "postgres" {
-		esPool, err := openDatabase(ctx, cfg.EventStoreURL, logger)
-		if err != nil {
-			return err
-		}
-		esPool.Close()
+		return migrateDatabase(ctx, cfg.EventStoreURL, logger)
 	}
 	return nil
 }
 
-// openDatabase connects and applies pending migrations, so `serve` never runs
-// against an old schema.
-func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger) (*pgxpool.Pool, error) {
+// openDatabase applies pending migrations, so `serve` never runs against an
+// old schema, then opens the pool serve works with. appends says the
+// Postgres event store lives in this database: every new connection then
+// runs the append path once before the pool hands it out
+// (postgres.WarmUp), which needs the migrated schema, so the migrations run
+// on a pool of their own first.
+func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger, appends bool) (*pgxpool.Pool, error) {
+	if err := migrateDatabase(ctx, dbURL, logger); err != nil {
+		return nil, err
+	}
+	pcfg, err := poolConfig(dbURL)
+	if err != nil {
+		return nil, err
+	}
+	if appends {
+		pcfg.AfterConnect = postgres.WarmUp
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	return pool, nil
+}
+
+// migrateDatabase applies pending migrations to the database at dbURL.
+func migrateDatabase(ctx context.Context, dbURL string, logger *slog.Logger) error {
+	pcfg, err := poolConfig(dbURL)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer pool.Close()
+	m, err := migrations.New(pool)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	n, err := m.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", redact(dbURL), err)
+	}
+	current, _, _ := m.Versions(ctx)
+	logger.Info("migrations applied", "database", redact(dbURL), "applied", n, "version", current)
+	return nil
+}
+
+// poolConfig parses dbURL with the ledger's pool defaults.
+func poolConfig(dbURL string) (*pgxpool.Config, error) {
 	pcfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
@@ -180,24 +223,7 @@ func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger) (*pgxp
 		// in-flight webhook one.
 		pcfg.MaxConns = max(pcfg.MaxConns, 20)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	m, err := migrations.New(pool)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	defer m.Close()
-	n, err := m.Up(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("database %s: %w", redact(dbURL), err)
-	}
-	current, _, _ := m.Versions(ctx)
-	logger.Info("migrations applied", "database", redact(dbURL), "applied", n, "version", current)
-	return pool, nil
+	return pcfg, nil
 }
 
 // migrationsCheck reports not-ready while the database is behind the binary's
