@@ -17,6 +17,7 @@ type pacer struct {
 	inflight chan struct{} // sends started and not yet finished
 	started  atomic.Int64
 	late     atomic.Int64
+	waiting  atomic.Int64 // sends blocked in acquire
 	first    time.Time    // set by run before the first start
 	last     atomic.Int64 // unix nanoseconds of the latest start
 }
@@ -59,6 +60,8 @@ func (p *pacer) run(ctx context.Context, n int) {
 // acquire waits for the send's start; false if ctx ended first. A true
 // return must be followed by release when the send is finished.
 func (p *pacer) acquire(ctx context.Context) bool {
+	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
 	select {
 	case <-p.permits:
 		return true
@@ -68,6 +71,15 @@ func (p *pacer) acquire(ctx context.Context) bool {
 }
 
 func (p *pacer) release() { <-p.inflight }
+
+// awaitWaiting returns once n sends are blocked in acquire, or ctx is done.
+func (p *pacer) awaitWaiting(ctx context.Context, n int) {
+	for p.waiting.Load() < int64(n) {
+		if !sleep(ctx, time.Millisecond) {
+			return
+		}
+	}
+}
 
 // offered is the achieved start rate: starts per second from the first
 // start to the last.
