@@ -37,6 +37,13 @@
 // latency p50/p95/p99, throughput. It exits 1 on any wrong or missing
 // payment, any webhook never acknowledged or accepted twice; 2 on bad flags.
 //
+// What is timed is the target, not paysim: an attempt's ack latency runs
+// from the moment its signed request leaves to its answer read; Pagar.me's
+// RS256 signatures (a millisecond of CPU each, and a body's never changes)
+// are computed on every core before the run starts, as a provider signs on
+// machines of its own; with --rate the clock starts once the first wave of
+// deliveries is spawned and waiting for its starts.
+//
 // While delivering, paysim measures end-to-end lag — from sending a webhook
 // the ledger answered "accepted" to GET /v1/payments/{provider}/{id} showing
 // it — for a sample of deliveries (at most --lag-samples a second, their
