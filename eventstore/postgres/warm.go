@@ -19,7 +19,7 @@ import (
 // connection runs the append path once, before the pool hands it out: the
 // merged call and the single-event statements, on streams of its own, in a
 // transaction it rolls back. Nothing it writes is ever visible; it costs
-// one transaction ID and the sequence numbers of two rows, gaps the feed
+// one transaction ID and the sequence numbers of three rows, gaps the feed
 // already allows (an aborted append leaves the same).
 func WarmUp(ctx context.Context, conn *pgx.Conn) error {
 	tx, err := conn.Begin(ctx)
