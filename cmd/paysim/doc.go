@@ -42,7 +42,7 @@
 // RS256 signatures (a millisecond of CPU each, and a body's never changes)
 // are computed on every core before the run starts, as a provider signs on
 // machines of its own; with --rate the clock starts once the first wave of
-// deliveries is spawned and waiting for its starts.
+// deliveries is spawned and waiting for its starts, and garbage collected.
 //
 // While delivering, paysim measures end-to-end lag — from sending a webhook
 // the ledger answered "accepted" to GET /v1/payments/{provider}/{id} showing
