@@ -158,7 +158,7 @@ func (s *sim) deliverAll(ctx context.Context, d *deliverer, st *stats, lag *lagM
 		}()
 	}
 	if wave == len(s.payments) && pace != nil {
-		startPacer(ctx, &wg, pace, plans, sends)
+		startPacer(ctx, &wg, pace, plans[:wave], sends)
 	}
 	return pace
 }

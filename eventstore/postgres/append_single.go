@@ -60,11 +60,7 @@ func (s *Store) appendSingle(ctx context.Context, c appendCall) (res eventstore.
 	var r singleRow
 	expected := sqlExpected(c.expected)
 	var b pgx.Batch
-	b.Queue(lockStreamSQL, c.stream)
-	b.Queue(appendSingleSQL, c.stream, expected, c.ids[0], c.types[0], c.data[0], c.meta[0]).
-		QueryRow(func(row pgx.Row) error {
-			return row.Scan(&r.head, &r.rev, &r.txID, &r.seqNo, &r.storedStream, &r.storedRev)
-		})
+	queueSingle(&b, c, &r)
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && (pgErr.Code == "40P01" || pgErr.Code == "40001") {
 			return res, false, nil // rolled back: let es_append try
@@ -86,4 +82,14 @@ func (s *Store) appendSingle(ctx context.Context, c appendCall) (res eventstore.
 		return res, true, c.conflict(r.head)
 	}
 	return res, false, nil
+}
+
+// queueSingle queues the stream lock and appendSingleSQL for c (one event)
+// on b; the statement's row lands in r when the batch is read.
+func queueSingle(b *pgx.Batch, c appendCall, r *singleRow) {
+	b.Queue(lockStreamSQL, c.stream)
+	b.Queue(appendSingleSQL, c.stream, sqlExpected(c.expected), c.ids[0], c.types[0], c.data[0], c.meta[0]).
+		QueryRow(func(row pgx.Row) error {
+			return row.Scan(&r.head, &r.rev, &r.txID, &r.seqNo, &r.storedStream, &r.storedRev)
+		})
 }

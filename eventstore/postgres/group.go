@@ -209,21 +209,11 @@ func (g *group) flush(ctx context.Context, batch []*groupEntry) []groupAnswer {
 			unique = append(unique, i)
 		}
 	}
-	streams := make([]string, len(unique))
-	ids := make([]uuid.UUID, len(unique))
-	types := make([]string, len(unique))
-	data := make([][]byte, len(unique))
-	meta := make([][]byte, len(unique))
+	calls := make([]appendCall, len(unique))
 	for k, i := range unique {
-		c := batch[i].call
-		streams[k], ids[k], types[k], data[k], meta[k] = c.stream, c.ids[0], c.types[0], c.data[0], c.meta[0]
+		calls[k] = batch[i].call
 	}
-
-	rows, err := g.store.pool.Query(ctx, groupSQL, streams, ids, types, data, meta)
-	var got []groupRow
-	if err == nil {
-		got, err = pgx.CollectRows(rows, pgx.RowToStructByPos[groupRow])
-	}
+	got, err := queryGroup(ctx, g.store.pool, calls)
 	if err == nil && len(got) != len(unique) {
 		err = fmt.Errorf("es_append_group answered %d rows for %d events", len(got), len(unique))
 	}
@@ -252,6 +242,29 @@ func (g *group) flush(ctx context.Context, batch []*groupEntry) []groupAnswer {
 		answers[i] = repeatOf(e.call, batch[j].call, answers[j])
 	}
 	return answers
+}
+
+// queryer is a pool or a transaction.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// queryGroup calls es_append_group on q with calls (one event each, in
+// order) and returns its rows.
+func queryGroup(ctx context.Context, q queryer, calls []appendCall) ([]groupRow, error) {
+	streams := make([]string, len(calls))
+	ids := make([]uuid.UUID, len(calls))
+	types := make([]string, len(calls))
+	data := make([][]byte, len(calls))
+	meta := make([][]byte, len(calls))
+	for k, c := range calls {
+		streams[k], ids[k], types[k], data[k], meta[k] = c.stream, c.ids[0], c.types[0], c.data[0], c.meta[0]
+	}
+	rows, err := q.Query(ctx, groupSQL, streams, ids, types, data, meta)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[groupRow])
 }
 
 // fallbackCodes are es_append_group's rollbacks that one-by-one appends
