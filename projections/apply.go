@@ -32,19 +32,66 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 	if len(events) == 0 && to == from {
 		return from, stopErr
 	}
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		if err := advanceCheckpoint(ctx, tx, r.cfg.Name, from, to); err != nil {
-			return err
-		}
-		if err := projectPayments(ctx, tx, r.codec, events); err != nil {
-			return err
-		}
-		return r.followUp(ctx, tx, events)
-	})
-	if err != nil {
+	if err := r.write(ctx, from, to, events); err != nil {
+		// The commit may or may not have happened: what the cache holds
+		// can no longer be trusted to equal payment_events.
+		r.histories.purge()
 		return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
 	}
 	return to, stopErr
+}
+
+// write commits the batch in one transaction: the checkpoint's
+// compare-and-set, the events into payment_events, every touched payment
+// re-folded from its full history into payments, and the follow-up's jobs.
+// The projector's cost is round trips, so its statements are pipelined: the
+// first round trip carries BEGIN, the compare-and-set, the history insert
+// and, when every touched payment's history is in memory, the upsert; when
+// some are not, it reads theirs back instead and the upsert takes a second.
+// Then the follow-up's statements, if any, and COMMIT.
+func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events []decoded) error {
+	keys := affectedPayments(events)
+	hs, missing := r.histories.merge(keys, events)
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	queueAdvanceCheckpoint(b, r.cfg.Name, from, to)
+	if len(events) > 0 {
+		queueInsertHistory(b, events)
+	}
+	if len(missing) > 0 {
+		queueLoadHistories(b, r.codec, missing, hs)
+	} else if len(keys) > 0 {
+		args, err := upsertPaymentsArgs(fold(keys, hs))
+		if err != nil {
+			return err
+		}
+		b.Queue(upsertPaymentsSQL, args...)
+	}
+	br := r.pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	// After a commit this does nothing; on any failure it ends the
+	// transaction (or the connection, if ctx is done).
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		args, err := upsertPaymentsArgs(fold(keys, hs))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, upsertPaymentsSQL, args...); err != nil {
+			return fmt.Errorf("upsert %d payments: %w", len(keys), err)
+		}
+	}
+	if err := r.followUp(ctx, tx, events); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	r.histories.store(hs)
+	return nil
 }
 
 // decodeBatch decodes the batch's events up to the first one that does not

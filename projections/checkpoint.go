@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payledger/payledger/eventstore"
@@ -50,21 +51,19 @@ func parseCheckpoint(name, s string) (eventstore.Position, error) {
 	return p, nil
 }
 
-// advanceCheckpoint moves name from from to to, or fails with
-// errCheckpointMoved. Running it first in the batch's transaction also
-// serialises racing writers on the checkpoint row before either touches a
-// read-model row.
-func advanceCheckpoint(ctx context.Context, tx pgx.Tx, name string, from, to eventstore.Position) error {
+// queueAdvanceCheckpoint queues the move of name from from to to, which
+// fails the batch with errCheckpointMoved when name is not at from. Queued
+// first in the batch's transaction, it also serialises racing writers on the
+// checkpoint row before either touches a read-model row.
+func queueAdvanceCheckpoint(b *pgx.Batch, name string, from, to eventstore.Position) {
 	const q = `UPDATE projection_checkpoints SET position = $3, updated_at = now()
 		WHERE name = $1 AND position = $2`
-	tag, err := tx.Exec(ctx, q, name, from.String(), to.String())
-	if err != nil {
-		return fmt.Errorf("projections: advance checkpoint %s to %s: %w", name, to, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("projections: advance checkpoint %s from %s to %s: %w", name, from, to, errCheckpointMoved)
-	}
-	return nil
+	b.Queue(q, name, from.String(), to.String()).Exec(func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("projections: advance checkpoint %s from %s to %s: %w", name, from, to, errCheckpointMoved)
+		}
+		return nil
+	})
 }
 
 // Reset empties the payments read model and deletes the checkpoint name, in

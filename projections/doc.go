@@ -12,7 +12,9 @@
 // machine payledger has; this package never re-implements it), its payments
 // row is upserted, and the checkpoint advances with a compare-and-set. A crash
 // anywhere replays the batch from the committed checkpoint with the same
-// result.
+// result. The statements are pipelined, and the runner keeps recent payments'
+// histories in memory so that it need not read them back (see histories):
+// a batch of known payments is one round trip, its follow-up and COMMIT.
 //
 // # Checkpoints
 //

@@ -1,27 +1,27 @@
 package projections
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
 )
 
-// insertHistory records the events. ON CONFLICT DO NOTHING makes a replayed
-// batch a no-op, and the stored row is never rewritten.
-func insertHistory(ctx context.Context, tx pgx.Tx, events []decoded) error {
-	const q = `INSERT INTO payment_events
-		(event_id, provider, provider_payment_id, stream, revision, type, data, occurred_at, recorded_at, position)
-		SELECT u.event_id, u.provider, u.payment_id, u.stream, u.revision, u.type, u.data::jsonb,
-			u.occurred_at, u.recorded_at, u.position
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-			$8::timestamptz[], $9::timestamptz[], $10::text[])
-			AS u(event_id, provider, payment_id, stream, revision, type, data, occurred_at, recorded_at, position)
-		ON CONFLICT (event_id) DO NOTHING`
+// insertHistorySQL records the events. ON CONFLICT DO NOTHING makes a
+// replayed batch a no-op, and the stored row is never rewritten.
+const insertHistorySQL = `INSERT INTO payment_events
+	(event_id, provider, provider_payment_id, stream, revision, type, data, occurred_at, recorded_at, position)
+	SELECT u.event_id, u.provider, u.payment_id, u.stream, u.revision, u.type, u.data::jsonb,
+		u.occurred_at, u.recorded_at, u.position
+	FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+		$8::timestamptz[], $9::timestamptz[], $10::text[])
+		AS u(event_id, provider, payment_id, stream, revision, type, data, occurred_at, recorded_at, position)
+	ON CONFLICT (event_id) DO NOTHING`
+
+// queueInsertHistory queues the insert of the events into payment_events.
+func queueInsertHistory(b *pgx.Batch, events []decoded) {
 	n := len(events)
 	var (
 		ids                         = make([]string, n)
@@ -38,18 +38,15 @@ func insertHistory(ctx context.Context, tx pgx.Tx, events []decoded) error {
 		revisions[i] = int64(d.rec.Revision)
 		occurredAt[i], recordedAt[i] = d.meta.OccurredAt, d.rec.RecordedAt
 	}
-	_, err := tx.Exec(ctx, q, ids, providers, paymentIDs, streams, revisions, types, data,
+	b.Queue(insertHistorySQL, ids, providers, paymentIDs, streams, revisions, types, data,
 		occurredAt, recordedAt, posns)
-	if err != nil {
-		return fmt.Errorf("record %d events: %w", n, err)
-	}
-	return nil
 }
 
-// loadHistories reads and decodes the full history of every key. The keys
-// are joined as an unnest of two arrays, the composite form of = ANY, so the
-// (provider, provider_payment_id) index serves it.
-func loadHistories(ctx context.Context, tx pgx.Tx, codec *eventstore.Codec, keys []paymentKey) (map[paymentKey][]domain.Event, error) {
+// queueLoadHistories queues the read of every key's full history into
+// into. The keys are joined as an unnest of two arrays, the composite form
+// of = ANY, so the (provider, provider_payment_id) index serves it. Queued
+// after the insert, it reads the batch's events too.
+func queueLoadHistories(b *pgx.Batch, codec *eventstore.Codec, keys []paymentKey, into map[paymentKey][]recorded) {
 	const q = `SELECT e.provider, e.provider_payment_id, e.event_id::text, e.type, e.data
 		FROM unnest($1::text[], $2::text[]) AS k(provider, provider_payment_id)
 		JOIN payment_events e USING (provider, provider_payment_id)`
@@ -57,27 +54,24 @@ func loadHistories(ctx context.Context, tx pgx.Tx, codec *eventstore.Codec, keys
 	for i, k := range keys {
 		providers[i], ids[i] = k.provider, k.id
 	}
-	rows, err := tx.Query(ctx, q, providers, ids)
-	if err != nil {
-		return nil, fmt.Errorf("load histories of %d payments: %w", len(keys), err)
-	}
-	out := make(map[paymentKey][]domain.Event, len(keys))
-	var (
-		k       paymentKey
-		eventID string
-		typ     string
-		data    []byte
-	)
-	_, err = pgx.ForEachRow(rows, []any{&k.provider, &k.id, &eventID, &typ, &data}, func() error {
-		e, err := codec.DecodeData(typ, data)
+	b.Queue(q, providers, ids).Query(func(rows pgx.Rows) error {
+		var (
+			k       paymentKey
+			eventID string
+			typ     string
+			data    []byte
+		)
+		_, err := pgx.ForEachRow(rows, []any{&k.provider, &k.id, &eventID, &typ, &data}, func() error {
+			e, err := codec.DecodeData(typ, data)
+			if err != nil {
+				return fmt.Errorf("%w %s of %s/%s: %w", errUndecodable, eventID, k.provider, k.id, err)
+			}
+			into[k] = append(into[k], recorded{id: eventID, event: e})
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("%w %s of %s/%s: %w", errUndecodable, eventID, k.provider, k.id, err)
+			return fmt.Errorf("load histories of %d payments: %w", len(keys), err)
 		}
-		out[k] = append(out[k], e)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("load histories of %d payments: %w", len(keys), err)
-	}
-	return out, nil
 }

@@ -2,16 +2,12 @@ package projections
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/payledger/payledger/domain"
-	"github.com/payledger/payledger/eventstore"
 )
 
 // paymentKey identifies a payment in the read model.
@@ -22,30 +18,6 @@ func comparePaymentKeys(a, b paymentKey) int {
 		return c
 	}
 	return cmp.Compare(a.id, b.id)
-}
-
-// projectPayments is the payments read model's handler: it records events in
-// payment_events and re-folds every payment they touch. Each step is one
-// statement whatever the batch size, because the projector's throughput is
-// bounded by round trips to Postgres.
-func projectPayments(ctx context.Context, tx pgx.Tx, codec *eventstore.Codec, events []decoded) error {
-	if len(events) == 0 {
-		return nil
-	}
-	if err := insertHistory(ctx, tx, events); err != nil {
-		return err
-	}
-	keys := affectedPayments(events)
-	histories, err := loadHistories(ctx, tx, codec, keys)
-	if err != nil {
-		return err
-	}
-	states := make([]domain.PaymentState, 0, len(keys))
-	for _, k := range keys {
-		// The one state machine: the same fold the command path uses.
-		states = append(states, domain.Fold(histories[k]...).State())
-	}
-	return upsertPayments(ctx, tx, states)
 }
 
 // affectedPayments returns the batch's payments, sorted so that concurrent
@@ -59,44 +31,42 @@ func affectedPayments(events []decoded) []paymentKey {
 	return slices.Compact(keys)
 }
 
-// upsertPayments writes the folded states. The row id is left alone on
+// upsertPaymentsSQL writes the folded states. The row id is left alone on
 // conflict (it is the immutable list order), and a row whose state did not
 // change is not rewritten, so replaying a batch leaves the table as it was.
-func upsertPayments(ctx context.Context, tx pgx.Tx, states []domain.PaymentState) error {
-	const q = `INSERT INTO payments AS p
-		(provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded,
-		 amount_disputed, created_at, updated_at, event_count, review_reasons)
-		SELECT u.provider, u.payment_id, u.status, u.currency, u.amount, u.captured, u.refunded,
-			u.disputed, u.created_at, u.updated_at, u.event_count,
-			ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb))
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-			$8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::text[])
-			AS u(provider, payment_id, status, currency, amount, captured, refunded,
-			     disputed, created_at, updated_at, event_count, reasons)
-		ON CONFLICT (provider, provider_payment_id) DO UPDATE SET
-			status = excluded.status, currency = excluded.currency, amount = excluded.amount,
-			amount_captured = excluded.amount_captured, amount_refunded = excluded.amount_refunded,
-			amount_disputed = excluded.amount_disputed, created_at = excluded.created_at,
-			updated_at = excluded.updated_at, event_count = excluded.event_count,
-			review_reasons = excluded.review_reasons, projected_at = now()
-		WHERE (p.status, p.currency, p.amount, p.amount_captured, p.amount_refunded, p.amount_disputed,
-		       p.created_at, p.updated_at, p.event_count, p.review_reasons)
-		   IS DISTINCT FROM
-		      (excluded.status, excluded.currency, excluded.amount, excluded.amount_captured,
-		       excluded.amount_refunded, excluded.amount_disputed, excluded.created_at,
-		       excluded.updated_at, excluded.event_count, excluded.review_reasons)`
+const upsertPaymentsSQL = `INSERT INTO payments AS p
+	(provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded,
+	 amount_disputed, created_at, updated_at, event_count, review_reasons)
+	SELECT u.provider, u.payment_id, u.status, u.currency, u.amount, u.captured, u.refunded,
+		u.disputed, u.created_at, u.updated_at, u.event_count,
+		ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb))
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+		$8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::text[])
+		AS u(provider, payment_id, status, currency, amount, captured, refunded,
+		     disputed, created_at, updated_at, event_count, reasons)
+	ON CONFLICT (provider, provider_payment_id) DO UPDATE SET
+		status = excluded.status, currency = excluded.currency, amount = excluded.amount,
+		amount_captured = excluded.amount_captured, amount_refunded = excluded.amount_refunded,
+		amount_disputed = excluded.amount_disputed, created_at = excluded.created_at,
+		updated_at = excluded.updated_at, event_count = excluded.event_count,
+		review_reasons = excluded.review_reasons, projected_at = now()
+	WHERE (p.status, p.currency, p.amount, p.amount_captured, p.amount_refunded, p.amount_disputed,
+	       p.created_at, p.updated_at, p.event_count, p.review_reasons)
+	   IS DISTINCT FROM
+	      (excluded.status, excluded.currency, excluded.amount, excluded.amount_captured,
+	       excluded.amount_refunded, excluded.amount_disputed, excluded.created_at,
+	       excluded.updated_at, excluded.event_count, excluded.review_reasons)`
+
+// upsertPaymentsArgs returns upsertPaymentsSQL's arguments for states.
+func upsertPaymentsArgs(states []domain.PaymentState) ([]any, error) {
 	c := newPaymentColumns(len(states))
 	for _, s := range states {
 		if err := c.add(s); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	_, err := tx.Exec(ctx, q, c.provider, c.paymentID, c.status, c.currency, c.amount, c.captured,
-		c.refunded, c.disputed, c.createdAt, c.updatedAt, c.eventCount, c.reasons)
-	if err != nil {
-		return fmt.Errorf("upsert %d payments: %w", len(states), err)
-	}
-	return nil
+	return []any{c.provider, c.paymentID, c.status, c.currency, c.amount, c.captured,
+		c.refunded, c.disputed, c.createdAt, c.updatedAt, c.eventCount, c.reasons}, nil
 }
 
 // paymentColumns holds payment states column by column for unnest.

@@ -18,6 +18,8 @@ type pumped struct {
 // caller can reset its backoff. The returned error is never nil unless ctx
 // is done.
 func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
+	// While no session ran, a Reset may have emptied payment_events.
+	r.histories.purge()
 	pos, err := loadCheckpoint(ctx, r.pool, r.cfg.Name)
 	if err != nil {
 		return false, err
