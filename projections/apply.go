@@ -46,26 +46,29 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 // re-folded from its full history into payments, and the follow-up's jobs.
 // The projector's cost is round trips, so its statements are pipelined: the
 // first round trip carries BEGIN, the compare-and-set, the history insert
-// and, when every touched payment's history is in memory, the upsert; when
-// some are not, it reads theirs back instead and the upsert takes a second.
+// and, when every touched payment's history is known without reading it
+// (kept in memory, or the payment is new: see plan), the upsert; when some
+// are not, it reads theirs back instead and the upsert takes a second.
 // Then the follow-up's statements, if any, and COMMIT.
 func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events []decoded) error {
 	keys := affectedPayments(events)
-	hs, missing := r.histories.merge(keys, events)
+	pl := r.histories.plan(keys, events)
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
 	queueAdvanceCheckpoint(b, r.cfg.Name, from, to)
 	if len(events) > 0 {
 		queueInsertHistory(b, events)
 	}
-	if len(missing) > 0 {
-		queueLoadHistories(b, r.codec, missing, hs)
+	var stale []paymentKey
+	if len(pl.fresh) > 0 {
+		queueCheckFresh(b, pl.fresh, pl.histories, &stale)
+	}
+	if len(pl.missing) > 0 {
+		queueLoadHistories(b, r.codec, pl.missing, pl.histories)
 	} else if len(keys) > 0 {
-		args, err := upsertPaymentsArgs(fold(keys, hs))
-		if err != nil {
+		if err := queueUpsertPayments(b, fold(keys, pl.histories)); err != nil {
 			return err
 		}
-		b.Queue(upsertPaymentsSQL, args...)
 	}
 	br := r.pool.SendBatch(ctx, b)
 	tx := br.Tx()
@@ -75,14 +78,8 @@ func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events
 	if err := br.Close(); err != nil {
 		return err
 	}
-	if len(missing) > 0 {
-		args, err := upsertPaymentsArgs(fold(keys, hs))
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, upsertPaymentsSQL, args...); err != nil {
-			return fmt.Errorf("upsert %d payments: %w", len(keys), err)
-		}
+	if err := r.settle(ctx, tx, keys, pl, stale); err != nil {
+		return err
 	}
 	if err := r.followUp(ctx, tx, events); err != nil {
 		return err
@@ -90,8 +87,37 @@ func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	r.histories.store(hs)
+	r.histories.store(pl.histories)
 	return nil
+}
+
+// settle does what the first round trip could not: it upserts every key
+// when some were missing (their histories just read back), and reads back
+// and upserts again the fresh payments whose check failed (stale; the
+// later upsert of a row in the transaction is the one that counts).
+func (r *Runner) settle(ctx context.Context, tx pgx.Tx, keys []paymentKey, pl plan, stale []paymentKey) error {
+	upsert := keys
+	if len(pl.missing) == 0 {
+		upsert = stale
+	}
+	if len(upsert) == 0 {
+		return nil
+	}
+	if len(stale) > 0 {
+		for _, k := range stale {
+			delete(pl.histories, k)
+		}
+		b := &pgx.Batch{}
+		queueLoadHistories(b, r.codec, stale, pl.histories)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+	}
+	b := &pgx.Batch{}
+	if err := queueUpsertPayments(b, fold(upsert, pl.histories)); err != nil {
+		return err
+	}
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // decodeBatch decodes the batch's events up to the first one that does not

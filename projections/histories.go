@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
 )
 
 // recorded is one payment_events row as the projector folds it.
@@ -15,9 +16,9 @@ type recorded struct {
 }
 
 // histories keeps the payment_events rows of the payments the runner touched
-// last, so that a batch whose payments are all known is folded without
-// reading its histories back: that read was the projector's costliest
-// statement, and without it the whole batch goes out in one round trip.
+// last, so that a batch whose payments are all known (or new: see plan) is
+// folded without reading its histories back, and its writes go out in one
+// round trip.
 //
 // An entry is exactly what payment_events holds for its payment, because
 // only the runner holding the projection's lock writes that table, entries
@@ -30,6 +31,9 @@ type recorded struct {
 // Not safe for concurrent use: one runner, one goroutine.
 type histories struct {
 	lru *simplelru.LRU[paymentKey, []recorded] // nil: keep nothing
+	// readBack makes every history be read back, as without this cache
+	// and without fresh payments: the reference the tests compare with.
+	readBack bool
 }
 
 // newHistories returns a cache of up to size payments; size ≤ 0 keeps none.
@@ -41,36 +45,81 @@ func newHistories(size int) *histories {
 	return &histories{lru: lru}
 }
 
-// merge returns the full history of every key it knows, with the batch's
-// events for that key added as the history insert will add them (an event
-// ID already present is skipped, the first occurrence wins), and the keys it
-// does not know, whose histories must be read back after the insert.
-func (h *histories) merge(keys []paymentKey, events []decoded) (known map[paymentKey][]recorded, missing []paymentKey) {
-	known = make(map[paymentKey][]recorded, len(keys))
-	if h.lru == nil {
-		return known, keys
-	}
-	for _, k := range keys {
-		if past, ok := h.lru.Get(k); ok {
-			// Clip: appending must never write into the cached array,
-			// which stays the committed history if this batch fails.
-			known[k] = slices.Clip(past)
-		} else {
-			missing = append(missing, k)
-		}
-	}
+// plan is how a batch gets the full history of every payment it touches.
+type plan struct {
+	// histories holds the known and the fresh payments' histories, the
+	// batch's events included; read-back histories are added to it.
+	histories map[paymentKey][]recorded
+	// fresh are payments the cache does not know whose stream starts in
+	// this batch: their history is the batch's events, which a check in
+	// the batch's first round trip confirms against payment_events.
+	fresh []paymentKey
+	// missing are the others: read back after the history insert.
+	missing []paymentKey
+}
+
+// plan returns the history of every key it knows, with the batch's events
+// for that key added as the history insert adds them (an event ID already
+// present is skipped, the first occurrence wins), the keys that are new
+// (see plan.fresh), and the keys whose histories must be read back.
+func (h *histories) plan(keys []paymentKey, events []decoded) plan {
+	pl := plan{histories: make(map[paymentKey][]recorded, len(keys))}
+	byKey := make(map[paymentKey][]decoded, len(keys))
 	for _, d := range events {
 		k := paymentKey{d.meta.Provider, d.meta.ProviderPaymentID}
-		past, ok := known[k]
-		if !ok {
+		byKey[k] = append(byKey[k], d)
+	}
+	for _, k := range keys {
+		if h.readBack {
+			pl.missing = append(pl.missing, k)
 			continue
 		}
-		id := d.rec.ID.String()
-		if !slices.ContainsFunc(past, func(r recorded) bool { return r.id == id }) {
-			known[k] = append(past, recorded{id: id, event: d.event})
+		var past []recorded
+		switch cached, ok := h.get(k); {
+		case ok:
+			// Clip: appending must never write into the cached array,
+			// which stays the committed history if this batch fails.
+			past = slices.Clip(cached)
+		case startsStream(k, byKey[k]):
+			pl.fresh = append(pl.fresh, k)
+		default:
+			pl.missing = append(pl.missing, k)
+			continue
 		}
+		for _, d := range byKey[k] {
+			id := d.rec.ID.String()
+			if !slices.ContainsFunc(past, func(r recorded) bool { return r.id == id }) {
+				past = append(past, recorded{id: id, event: d.event})
+			}
+		}
+		pl.histories[k] = past
 	}
-	return known, missing
+	return pl
+}
+
+// startsStream reports whether events, a batch's events of payment k,
+// include the first event of k's stream and come from that stream only.
+// The feed hands out a stream's events in revision order and the
+// checkpoint only moves forward, so no earlier batch recorded an event of
+// that stream; and every event of a payment is appended to its own stream,
+// which the check in the batch (queueCheckFresh) does not take on trust.
+func startsStream(k paymentKey, events []decoded) bool {
+	stream := eventstore.PaymentStream(k.provider, k.id)
+	first := false
+	for _, d := range events {
+		if d.rec.Stream != stream {
+			return false
+		}
+		first = first || d.rec.Revision == 0
+	}
+	return first
+}
+
+func (h *histories) get(k paymentKey) ([]recorded, bool) {
+	if h.lru == nil {
+		return nil, false
+	}
+	return h.lru.Get(k)
 }
 
 // store remembers committed histories.

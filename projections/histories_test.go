@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
@@ -37,12 +39,14 @@ func TestApplyHistoriesInMemoryMatchReadBack(t *testing.T) {
 	modes := []struct {
 		name      string
 		histories int
-	}{{"in memory, 8 payments", 8}, {"read back", -1}}
+		readBack  bool
+	}{{"in memory, 8 payments", 8, false}, {"read back", -1, true}}
 	results := make([]map[string]string, len(modes))
 	for i, m := range modes {
 		pool := pgtest.NewPool(t)
 		a := newApplier(t, pool)
 		a.r.histories = newHistories(m.histories)
+		a.r.histories.readBack = m.readBack
 		for _, b := range batches {
 			a.apply(a.messages(b...))
 		}
@@ -117,9 +121,9 @@ func TestApplyForgetsHistoriesWhenABatchFails(t *testing.T) {
 	}
 }
 
-// TestHistoriesMergeNeverWritesIntoTheCache: a batch that fails after merge
+// TestHistoriesPlanNeverWritesIntoTheCache: a batch that fails after plan
 // must leave the cached history as it was.
-func TestHistoriesMergeNeverWritesIntoTheCache(t *testing.T) {
+func TestHistoriesPlanNeverWritesIntoTheCache(t *testing.T) {
 	h := newHistories(4)
 	k := paymentKey{"stripe", "pi_1"}
 	past := make([]recorded, 1, 8) // spare capacity an append could write into
@@ -138,15 +142,97 @@ func TestHistoriesMergeNeverWritesIntoTheCache(t *testing.T) {
 		}
 		events = append(events, d)
 	}
-	first, missing := h.merge([]paymentKey{k}, events[:1])
-	second, _ := h.merge([]paymentKey{k}, events[1:])
-	if len(missing) != 0 || len(first[k]) != 2 || len(second[k]) != 2 {
-		t.Fatalf("merge: %d and %d events, missing %v; want 2, 2, none", len(first[k]), len(second[k]), missing)
+	pl1 := h.plan([]paymentKey{k}, events[:1])
+	pl2 := h.plan([]paymentKey{k}, events[1:])
+	first, second := pl1.histories, pl2.histories
+	if len(pl1.missing)+len(pl1.fresh) != 0 || len(first[k]) != 2 || len(second[k]) != 2 {
+		t.Fatalf("plan: %d and %d events, missing %v, fresh %v; want 2, 2, none", len(first[k]), len(second[k]),
+			pl1.missing, pl1.fresh)
 	}
 	if first[k][1].id == second[k][1].id {
 		t.Errorf("two merges of different batches share their new event %s", first[k][1].id)
 	}
 	if cached, _ := h.lru.Peek(k); len(cached) != 1 || past[:2][1].id != "" {
 		t.Errorf("cache holds %d events (want 1), spare capacity written: %+v", len(cached), past[:2])
+	}
+}
+
+// TestApplyNewPaymentIsCheckedAgainstTheTable: a payment whose stream starts
+// in the batch is folded from the batch alone, but only once payment_events
+// confirms it holds nothing else for that payment. Here an event of the
+// payment came earlier from another stream (which payledger never writes),
+// and the runner forgot it: the check must catch it and fold both.
+func TestApplyNewPaymentIsCheckedAgainstTheTable(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	a := newApplier(t, pool)
+	p := pay{"stripe", "pi_checked-1"}
+	created := p.created("evt_1", 0, 900)
+	d, err := a.feed.codec.Encode(created, eventstore.Metadata{Provider: p.provider})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.feed.addRecorded(eventstore.RecordedEvent{ID: d.ID, Stream: "payment-stripe-elsewhere",
+		Type: d.Type, Data: d.Data, Metadata: d.Metadata})
+	a.feed.mu.Lock()
+	foreign := slices.Clone(a.feed.msgs[len(a.feed.msgs)-1:])
+	a.feed.mu.Unlock()
+	a.apply(foreign)
+	a.r.histories.purge()
+
+	succeeded := p.succeeded("evt_2", time.Minute, 900)
+	batch := a.messages(succeeded)
+	if pl := a.r.histories.plan([]paymentKey{{p.provider, p.id}}, mustDecode(t, a.r, batch)); len(pl.fresh) != 1 {
+		t.Fatalf("plan: fresh %v, missing %v; want the payment fresh (its stream starts here)", pl.fresh, pl.missing)
+	}
+	a.apply(batch)
+	got, err := NewQueries(pool).Payment(t.Context(), p.provider, p.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := domain.Fold(created, succeeded).State(); !sameState(got, want) {
+		t.Errorf("payment\n got %+v\nwant the fold of both rows of payment_events %+v", got, want)
+	}
+	if h, _ := a.r.histories.lru.Peek(paymentKey{p.provider, p.id}); len(h) != 2 {
+		t.Errorf("%d events in memory, want the 2 of payment_events", len(h))
+	}
+}
+
+func mustDecode(t *testing.T, r *Runner, msgs []eventstore.Message) []decoded {
+	t.Helper()
+	var out []decoded
+	for _, m := range msgs {
+		d, err := r.decode(m.Event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func TestStartsStream(t *testing.T) {
+	k := paymentKey{"stripe", "pi_s-1"}
+	own := eventstore.PaymentStream(k.provider, k.id)
+	ev := func(stream string, rev uint64) decoded {
+		return decoded{rec: &eventstore.RecordedEvent{Stream: stream, Revision: rev}}
+	}
+	tests := []struct {
+		name   string
+		events []decoded
+		want   bool
+	}{
+		{"first event", []decoded{ev(own, 0)}, true},
+		{"first events, any order", []decoded{ev(own, 1), ev(own, 0), ev(own, 2)}, true},
+		{"a later event", []decoded{ev(own, 3)}, false},
+		{"later events", []decoded{ev(own, 1), ev(own, 2)}, false},
+		{"an event from another stream", []decoded{ev(own, 0), ev("payment-stripe-other", 0)}, false},
+		{"none", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := startsStream(k, tt.events); got != tt.want {
+				t.Errorf("startsStream = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

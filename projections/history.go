@@ -2,6 +2,7 @@ package projections
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,4 +75,52 @@ func queueLoadHistories(b *pgx.Batch, codec *eventstore.Codec, keys []paymentKey
 		}
 		return nil
 	})
+}
+
+// queueCheckFresh queues the check of the fresh payments' histories (see
+// plan.fresh): after the insert, payment_events must hold exactly the event
+// IDs of hs for each of them. The payments where it does not are added to
+// stale, to be read back.
+func queueCheckFresh(b *pgx.Batch, fresh []paymentKey, hs map[paymentKey][]recorded, stale *[]paymentKey) {
+	const q = `SELECT e.provider, e.provider_payment_id, e.event_id::text
+		FROM unnest($1::text[], $2::text[]) AS k(provider, provider_payment_id)
+		JOIN payment_events e USING (provider, provider_payment_id)`
+	providers, ids := make([]string, len(fresh)), make([]string, len(fresh))
+	for i, k := range fresh {
+		providers[i], ids[i] = k.provider, k.id
+	}
+	b.Queue(q, providers, ids).Query(func(rows pgx.Rows) error {
+		stored := make(map[paymentKey][]string, len(fresh))
+		var (
+			k       paymentKey
+			eventID string
+		)
+		_, err := pgx.ForEachRow(rows, []any{&k.provider, &k.id, &eventID}, func() error {
+			stored[k] = append(stored[k], eventID)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("check %d new payments: %w", len(fresh), err)
+		}
+		for _, k := range fresh {
+			if !sameIDs(stored[k], hs[k]) {
+				*stale = append(*stale, k)
+			}
+		}
+		return nil
+	})
+}
+
+// sameIDs reports whether ids and rs name the same events (neither list has
+// repeats: event_id is unique, and plan dedups rs).
+func sameIDs(ids []string, rs []recorded) bool {
+	if len(ids) != len(rs) {
+		return false
+	}
+	for _, r := range rs {
+		if !slices.Contains(ids, r.id) {
+			return false
+		}
+	}
+	return true
 }

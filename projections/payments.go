@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/payledger/payledger/domain"
 )
 
@@ -57,16 +59,17 @@ const upsertPaymentsSQL = `INSERT INTO payments AS p
 	       excluded.amount_refunded, excluded.amount_disputed, excluded.created_at,
 	       excluded.updated_at, excluded.event_count, excluded.review_reasons)`
 
-// upsertPaymentsArgs returns upsertPaymentsSQL's arguments for states.
-func upsertPaymentsArgs(states []domain.PaymentState) ([]any, error) {
+// queueUpsertPayments queues upsertPaymentsSQL for states.
+func queueUpsertPayments(b *pgx.Batch, states []domain.PaymentState) error {
 	c := newPaymentColumns(len(states))
 	for _, s := range states {
 		if err := c.add(s); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return []any{c.provider, c.paymentID, c.status, c.currency, c.amount, c.captured,
-		c.refunded, c.disputed, c.createdAt, c.updatedAt, c.eventCount, c.reasons}, nil
+	b.Queue(upsertPaymentsSQL, c.provider, c.paymentID, c.status, c.currency, c.amount, c.captured,
+		c.refunded, c.disputed, c.createdAt, c.updatedAt, c.eventCount, c.reasons)
+	return nil
 }
 
 // paymentColumns holds payment states column by column for unnest.

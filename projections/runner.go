@@ -21,11 +21,12 @@ const (
 	DefaultBatchSize = 500
 	DefaultRetryMin  = 100 * time.Millisecond
 	DefaultRetryMax  = 10 * time.Second
-	// DefaultHistories covers the payments whose events arrive within
-	// seconds of each other (a payment's first events come in a burst) at
-	// thousands of webhooks a second, for ~6 MB: a payment of four events
-	// takes ~1.5 KB in memory.
-	DefaultHistories = 4096
+	// DefaultHistories covers the payments whose events arrive within a
+	// second or two of each other (a payment's first events come in a
+	// burst) at thousands of webhooks a second. A payment of four events
+	// takes ~1.5 KB, and with serve's GOGC=400 each live MB can cost up to
+	// five of RSS, so more would buy little and cost memory.
+	DefaultHistories = 1024
 )
 
 // RunnerConfig configures a Runner. Zero fields take the defaults.
