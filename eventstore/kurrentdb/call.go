@@ -48,10 +48,14 @@ func (s *Store) attempt(ctx context.Context, call func(ctx context.Context, c *e
 	if err != nil {
 		return err
 	}
-	err = await(ctx, c.dead, func() error { return call(ctx, c.Client) })
+	err = await(ctx, c.dead, func() error {
+		// In the call's goroutine: it may outlive await (see conn).
+		defer s.conn.release(c)
+		return call(ctx, c.Client)
+	})
 	s.conn.observe(c, err)
 	if stuck(err) {
-		nudge(ctx, c)
+		s.nudge(ctx, c)
 	}
 	return err
 }
@@ -70,8 +74,12 @@ func stuck(err error) bool {
 // goes through the client's error handling, which schedules rediscovery
 // for the next call. If the connection works again, the subscription is
 // simply closed.
-func nudge(ctx context.Context, c *client) {
+func (s *Store) nudge(ctx context.Context, c *client) {
+	if !s.conn.hold(c) {
+		return // closed meanwhile
+	}
 	_ = await(ctx, c.dead, func() error {
+		defer s.conn.release(c)
 		sub, err := c.SubscribeToStream(ctx, pingStream, esdb.SubscribeToStreamOptions{From: esdb.End{}})
 		if err == nil {
 			_ = sub.Close()

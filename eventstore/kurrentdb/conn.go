@@ -38,7 +38,11 @@ const discoveryFailed = "maximum discovery attempt count reached"
 //     client (their call never reached the server);
 //   - a dead client, or one whose last call got no answer, is never closed:
 //     Client.Close closes the channel under the blocked senders, which
-//     panics. Its connection is gone anyway; a few goroutines leak instead.
+//     panics. Its connection is gone anyway; a few goroutines leak instead;
+//   - nor is a client closed while a call is in it, which would race that
+//     call's send on the same channel (the library checks its closed flag
+//     and then sends, unlocked): Close leaves a busy client to the last of
+//     its calls to close, including calls await stopped waiting for.
 type conn struct {
 	mu      sync.Mutex
 	cur     *client
@@ -52,6 +56,10 @@ type client struct {
 	*esdb.Client
 	dead     chan struct{} // closed once the library closed the client for good
 	deadOnce sync.Once
+
+	// Guarded by conn.mu.
+	inflight      int  // calls between hold and release
+	closeWhenIdle bool // Close found it busy: the last release closes it
 }
 
 func newClient(c *esdb.Client) *client {
@@ -64,14 +72,52 @@ func newConn(c *esdb.Client, redial func() (*esdb.Client, error)) *conn {
 	return &conn{cur: newClient(c), redial: redial}
 }
 
-// get returns the client to use for one call.
+// get returns the client to use for one call, held until release.
 func (c *conn) get() (*client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, errStoreClosed
 	}
+	c.cur.inflight++
 	return c.cur, nil
+}
+
+// hold counts one more call on used, unless the store is closed.
+func (c *conn) hold(used *client) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	used.inflight++
+	return true
+}
+
+// release ends a call counted by get or hold. The last call out of a
+// client that Close found busy closes it, unless the call left it unsafe
+// to close.
+func (c *conn) release(used *client) {
+	c.mu.Lock()
+	used.inflight--
+	closeNow := used.inflight == 0 && used.closeWhenIdle && c.closable(used)
+	if closeNow {
+		used.closeWhenIdle = false
+	}
+	c.mu.Unlock()
+	if closeNow {
+		_ = used.Close()
+	}
+}
+
+// closable reports whether used may be closed; c.mu is held.
+func (c *conn) closable(used *client) bool {
+	select {
+	case <-used.dead:
+		return false
+	default:
+	}
+	return !(used == c.cur && c.suspect)
 }
 
 // observe records how a call on used ended. When err shows that the library
@@ -115,12 +161,11 @@ func (c *conn) close() error {
 		return nil
 	}
 	c.closed = true
-	select {
-	case <-c.cur.dead:
+	if !c.closable(c.cur) {
 		return nil
-	default:
 	}
-	if c.suspect {
+	if c.cur.inflight > 0 {
+		c.cur.closeWhenIdle = true
 		return nil
 	}
 	if err := c.cur.Close(); err != nil {

@@ -3,6 +3,7 @@ package kurrentdb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -237,5 +238,32 @@ func TestConcurrentCallsDuringOutage(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("close: %v", err)
+	}
+}
+
+// TestCloseWithACallInFlight: a call whose ctx ends returns at once, but
+// its goroutine goes on into the client, which sends on a channel that
+// Client.Close closes, unlocked (a data race, or a panic on the closed
+// channel). Close must leave a busy client to the last call out.
+func TestCloseWithACallInFlight(t *testing.T) {
+	srv := newServer(t)
+	for i := range 30 {
+		s, err := kurrentdb.Open(t.Context(), srv.URL()+fastFail, testOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payment := fmt.Sprintf("pi_3Nk-closing_%d", i)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := s.Append(ctx, stream(payment), eventstore.Any(),
+			[]eventstore.EventData{event(t, payment, "created")}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("append with a cancelled ctx = %v, want context.Canceled", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("close: %v", err)
+		}
+		if _, err := s.ReadStream(t.Context(), stream(payment)); err == nil {
+			t.Fatal("read after close: no error")
+		}
 	}
 }

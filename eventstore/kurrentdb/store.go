@@ -114,10 +114,12 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	return New(client, opts), nil
 }
 
-// Close closes the client; subscriptions must be closed first. A client
-// that has closed itself, or whose last call got no answer, is left alone:
-// closing it could panic calls stuck inside it (see the package comment),
-// and its connection is gone anyway.
+// Close closes the client; subscriptions must be closed first. Calls made
+// after Close fail. A client that has closed itself, or whose last call got
+// no answer, is left alone: closing it could panic calls stuck inside it
+// (see conn), and its connection is gone anyway. One with calls still
+// inside it (a call whose ctx ended returns before its goroutine leaves the
+// client) is closed by the last of them.
 func (s *Store) Close() error {
 	return s.conn.close()
 }
