@@ -44,8 +44,8 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 // write commits the batch in one transaction: the checkpoint's
 // compare-and-set, the events into payment_events, every touched payment
 // re-folded from its full history into payments, and the follow-up's jobs.
-// The projector's cost is round trips, so its statements are pipelined: the
-// first round trip carries BEGIN, the compare-and-set, the history insert
+// Round trips are much of a small batch's cost, so its statements are
+// pipelined: the first round trip carries BEGIN, the compare-and-set, the history insert
 // and, when every touched payment's history is known without reading it
 // (kept in memory, or the payment is new: see plan), the upsert; when some
 // are not, it reads theirs back instead and the upsert takes a second.

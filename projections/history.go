@@ -43,19 +43,29 @@ func queueInsertHistory(b *pgx.Batch, events []decoded) {
 		occurredAt, recordedAt, posns)
 }
 
-// queueLoadHistories queues the read of every key's full history into
-// into. The keys are joined as an unnest of two arrays, the composite form
-// of = ANY, so the (provider, provider_payment_id) index serves it. Queued
-// after the insert, it reads the batch's events too.
-func queueLoadHistories(b *pgx.Batch, codec *eventstore.Codec, keys []paymentKey, into map[paymentKey][]recorded) {
-	const q = `SELECT e.provider, e.provider_payment_id, e.event_id::text, e.type, e.data
-		FROM unnest($1::text[], $2::text[]) AS k(provider, provider_payment_id)
-		JOIN payment_events e USING (provider, provider_payment_id)`
-	providers, ids := make([]string, len(keys)), make([]string, len(keys))
+// ofPayments selects the payment_events rows of the payments in $1 and $2
+// (providers and IDs, index by index). The keys are joined as an unnest of
+// two arrays, the composite form of = ANY, so the (provider,
+// provider_payment_id) index serves it.
+const ofPayments = `
+	FROM unnest($1::text[], $2::text[]) AS k(provider, provider_payment_id)
+	JOIN payment_events e USING (provider, provider_payment_id)`
+
+// keyArrays returns ofPayments' arguments for keys.
+func keyArrays(keys []paymentKey) (providers, ids []string) {
+	providers, ids = make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		providers[i], ids[i] = k.provider, k.id
 	}
-	b.Queue(q, providers, ids).Query(func(rows pgx.Rows) error {
+	return providers, ids
+}
+
+// queueLoadHistories queues the read of every key's full history into
+// into. Queued after the insert, it reads the batch's events too.
+func queueLoadHistories(b *pgx.Batch, codec *eventstore.Codec, keys []paymentKey, into map[paymentKey][]recorded) {
+	providers, ids := keyArrays(keys)
+	b.Queue(`SELECT e.provider, e.provider_payment_id, e.event_id::text, e.type, e.data`+ofPayments,
+		providers, ids).Query(func(rows pgx.Rows) error {
 		var (
 			k       paymentKey
 			eventID string
@@ -82,14 +92,8 @@ func queueLoadHistories(b *pgx.Batch, codec *eventstore.Codec, keys []paymentKey
 // IDs of hs for each of them. The payments where it does not are added to
 // stale, to be read back.
 func queueCheckFresh(b *pgx.Batch, fresh []paymentKey, hs map[paymentKey][]recorded, stale *[]paymentKey) {
-	const q = `SELECT e.provider, e.provider_payment_id, e.event_id::text
-		FROM unnest($1::text[], $2::text[]) AS k(provider, provider_payment_id)
-		JOIN payment_events e USING (provider, provider_payment_id)`
-	providers, ids := make([]string, len(fresh)), make([]string, len(fresh))
-	for i, k := range fresh {
-		providers[i], ids[i] = k.provider, k.id
-	}
-	b.Queue(q, providers, ids).Query(func(rows pgx.Rows) error {
+	providers, ids := keyArrays(fresh)
+	b.Queue(`SELECT e.provider, e.provider_payment_id, e.event_id::text`+ofPayments, providers, ids).Query(func(rows pgx.Rows) error {
 		stored := make(map[paymentKey][]string, len(fresh))
 		var (
 			k       paymentKey
