@@ -64,16 +64,16 @@ type plan struct {
 // (see plan.fresh), and the keys whose histories must be read back.
 func (h *histories) plan(keys []paymentKey, events []decoded) plan {
 	pl := plan{histories: make(map[paymentKey][]recorded, len(keys))}
+	if h.readBack {
+		pl.missing = keys
+		return pl
+	}
 	byKey := make(map[paymentKey][]decoded, len(keys))
 	for _, d := range events {
 		k := paymentKey{d.meta.Provider, d.meta.ProviderPaymentID}
 		byKey[k] = append(byKey[k], d)
 	}
 	for _, k := range keys {
-		if h.readBack {
-			pl.missing = append(pl.missing, k)
-			continue
-		}
 		var past []recorded
 		switch cached, ok := h.get(k); {
 		case ok:

@@ -76,22 +76,10 @@ func newConn(c *esdb.Client, redial func() (*esdb.Client, error)) *conn {
 func (c *conn) get() (*client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if !c.holdLocked(c.cur) {
 		return nil, errStoreClosed
 	}
-	c.cur.inflight++
 	return c.cur, nil
-}
-
-// hold counts one more call on used, unless the store is closed.
-func (c *conn) hold(used *client) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	used.inflight++
-	return true
 }
 
 // release ends a call counted by get or hold. The last call out of a
@@ -118,6 +106,22 @@ func (c *conn) closable(used *client) bool {
 	default:
 	}
 	return !(used == c.cur && c.suspect)
+}
+
+// hold counts one more call on used, unless the store is closed.
+func (c *conn) hold(used *client) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.holdLocked(used)
+}
+
+// holdLocked is hold with c.mu held.
+func (c *conn) holdLocked(used *client) bool {
+	if c.closed {
+		return false
+	}
+	used.inflight++
+	return true
 }
 
 // observe records how a call on used ended. When err shows that the library
