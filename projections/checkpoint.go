@@ -58,12 +58,28 @@ func parseCheckpoint(name, s string) (eventstore.Position, error) {
 func queueAdvanceCheckpoint(b *pgx.Batch, name string, from, to eventstore.Position) {
 	const q = `UPDATE projection_checkpoints SET position = $3, updated_at = now()
 		WHERE name = $1 AND position = $2`
-	b.Queue(q, name, from.String(), to.String()).Exec(func(tag pgconn.CommandTag) error {
+	what := fmt.Sprintf("projections: advance checkpoint %s from %s to %s", name, from, to)
+	queueExec(b, what, func(tag pgconn.CommandTag) error {
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("projections: advance checkpoint %s from %s to %s: %w", name, from, to, errCheckpointMoved)
+			return fmt.Errorf("%s: %w", what, errCheckpointMoved)
 		}
 		return nil
-	})
+	}, q, name, from.String(), to.String())
+}
+
+// queueExec queues a statement whose error says what failed (a pipeline's
+// error names no statement); check, when set, judges its command tag.
+func queueExec(b *pgx.Batch, what string, check func(pgconn.CommandTag) error, sql string, args ...any) {
+	b.Queue(sql, args...).Fn = func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if check != nil {
+			return check(tag)
+		}
+		return nil
+	}
 }
 
 // Reset empties the payments read model and deletes the checkpoint name, in

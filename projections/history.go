@@ -39,8 +39,8 @@ func queueInsertHistory(b *pgx.Batch, events []decoded) {
 		revisions[i] = int64(d.rec.Revision)
 		occurredAt[i], recordedAt[i] = d.meta.OccurredAt, d.rec.RecordedAt
 	}
-	b.Queue(insertHistorySQL, ids, providers, paymentIDs, streams, revisions, types, data,
-		occurredAt, recordedAt, posns)
+	queueExec(b, fmt.Sprintf("record %d events", n), nil, insertHistorySQL, ids, providers, paymentIDs,
+		streams, revisions, types, data, occurredAt, recordedAt, posns)
 }
 
 // ofPayments selects the payment_events rows of the payments in $1 and $2

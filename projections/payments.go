@@ -67,8 +67,9 @@ func queueUpsertPayments(b *pgx.Batch, states []domain.PaymentState) error {
 			return err
 		}
 	}
-	b.Queue(upsertPaymentsSQL, c.provider, c.paymentID, c.status, c.currency, c.amount, c.captured,
-		c.refunded, c.disputed, c.createdAt, c.updatedAt, c.eventCount, c.reasons)
+	queueExec(b, fmt.Sprintf("upsert %d payments", len(states)), nil, upsertPaymentsSQL, c.provider,
+		c.paymentID, c.status, c.currency, c.amount, c.captured, c.refunded, c.disputed, c.createdAt,
+		c.updatedAt, c.eventCount, c.reasons)
 	return nil
 }
 
