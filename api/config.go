@@ -31,6 +31,13 @@ type Config struct {
 	// WebhookTimeout bounds storing one delivery, so a stuck store answers
 	// 503 (and the provider retries) before the provider's own timeout.
 	WebhookTimeout time.Duration
+	// DisableWebhooks and DisableReadAPI leave out POST /webhooks/{provider}
+	// or GET /v1/… (they answer 404, like any unknown route), for a process
+	// that serves only the other, e.g. webhooks on the public ingress and
+	// the read API on an internal address. /healthz, /readyz and /metrics
+	// are always served.
+	DisableWebhooks bool
+	DisableReadAPI  bool
 }
 
 // withDefaults returns c with zero fields set to their defaults.

@@ -25,18 +25,22 @@ func (s *Server) routes() http.Handler {
 	}
 
 	// Webhooks authenticate by the provider's signature, not a token.
-	r.HandleFunc("/webhooks/{provider}", s.handleWebhook).Methods(http.MethodPost)
+	if !s.cfg.DisableWebhooks {
+		r.HandleFunc("/webhooks/{provider}", s.handleWebhook).Methods(http.MethodPost)
+	}
 
 	// /v1 requires a bearer token. The routes sit on the root router, each
 	// wrapped in authenticate, rather than on a PathPrefix subrouter:
 	// gorilla/mux 1.8.1 subrouters forget a method mismatch when a later
 	// route's copied prefix matcher succeeds, answering 404 instead of 405.
-	v1 := func(path string, h http.HandlerFunc) {
-		r.Handle("/v1"+path, s.authenticate(h)).Methods(http.MethodGet)
+	if !s.cfg.DisableReadAPI {
+		v1 := func(path string, h http.HandlerFunc) {
+			r.Handle("/v1"+path, s.authenticate(h)).Methods(http.MethodGet)
+		}
+		v1("/payments", s.listPayments)
+		v1("/payments/{provider}/{provider_payment_id}", s.getPayment)
+		v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
 	}
-	v1("/payments", s.listPayments)
-	v1("/payments/{provider}/{provider_payment_id}", s.getPayment)
-	v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
 
 	return s.withRequestID(s.observe(r))
 }

@@ -91,6 +91,49 @@ func TestMetricsEndpointOnlyWithRegistry(t *testing.T) {
 	}
 }
 
+// A process may serve only webhooks or only the read API (LEDGER_ROLES):
+// the other group's routes do not exist (404, no such route) and nothing is
+// stored, while health, readiness and metrics are served whatever the roles.
+func TestRouteGroups(t *testing.T) {
+	tests := []struct {
+		name                  string
+		noWebhooks, noReadAPI bool
+	}{
+		{"both", false, false},
+		{"webhooks only", false, true},
+		{"read API only", true, false},
+		{"neither", true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.cfg.DisableWebhooks, env.cfg.DisableReadAPI = tc.noWebhooks, tc.noReadAPI
+			srv := env.server(t)
+			noRoute := func(res response) bool {
+				return res.status == http.StatusNotFound && res.errorMessage() == "no such route"
+			}
+			res := serve(t, srv, signedWebhook(succeededBody("evt_roles"), testNow))
+			if noRoute(res) != tc.noWebhooks || (!tc.noWebhooks && res.status != http.StatusOK) {
+				t.Errorf("webhook = %d %s (webhooks disabled: %v)", res.status, res.raw, tc.noWebhooks)
+			}
+			if stored := len(env.store.appendCalls()); (stored > 0) == tc.noWebhooks {
+				t.Errorf("%d appends with webhooks disabled: %v", stored, tc.noWebhooks)
+			}
+			for _, path := range []string{"/v1/payments", "/v1/payments/" + fakeName + "/" + testPayment,
+				"/v1/payments/" + fakeName + "/" + testPayment + "/events"} {
+				if res := serve(t, srv, get(path, readToken)); noRoute(res) != tc.noReadAPI {
+					t.Errorf("GET %s = %d %s (read API disabled: %v)", path, res.status, res.raw, tc.noReadAPI)
+				}
+			}
+			for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+				if res := serve(t, srv, get(path, "")); res.status != http.StatusOK {
+					t.Errorf("GET %s = %d, want 200", path, res.status)
+				}
+			}
+		})
+	}
+}
+
 func TestNewServerValidation(t *testing.T) {
 	dup := newFakepay(fakeSecret)
 	tests := []struct {

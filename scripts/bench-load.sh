@@ -31,6 +31,12 @@
 #   (SAT_PAYMENTS=0: no saturation run; RATES="": only the saturation run;
 #   FRESH=0: keep one pair of databases and processes for all runs, so later
 #   runs work on the data the earlier ones left)
+#
+# SPLIT=1 runs the ledger as a deployment split by LEDGER_ROLES would: a
+# front process (webhooks,api) that paysim drives, and a worker
+# (projector,jobs) on WORKER_ADDR, started with WORKER_PREFIX (e.g.
+# "nice -n 19", or "taskset -c 2,3" on a machine with cores to spare). The
+# peak RSS column is then the front's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates=${RATES-500 1000 2000}
@@ -50,10 +56,13 @@ api_addr=${LOAD_API_ADDR:-127.0.0.1:8085} # paysim's fake provider APIs (demo an
 db=payledger_load
 floor_db=payledger_load_floor
 work=$(mktemp -d)
+split=${SPLIT:-0}
+worker_addr=${WORKER_ADDR:-127.0.0.1:8088}
+worker_prefix=${WORKER_PREFIX:-}
 stop_targets() {
-  for pid in ${ledger_pid:-} ${floor_pid:-}; do kill "$pid" 2>/dev/null || true; done
-  for pid in ${ledger_pid:-} ${floor_pid:-}; do wait "$pid" 2>/dev/null || true; done
-  ledger_pid="" floor_pid=""
+  for pid in ${ledger_pid:-} ${worker_pid:-} ${floor_pid:-}; do kill "$pid" 2>/dev/null || true; done
+  for pid in ${ledger_pid:-} ${worker_pid:-} ${floor_pid:-}; do wait "$pid" 2>/dev/null || true; done
+  ledger_pid="" worker_pid="" floor_pid=""
 }
 stop() {
   stop_targets
@@ -82,21 +91,33 @@ fresh() {
   for d in $db $floor_db; do
     psql -h 127.0.0.1 -U postgres -d postgres -qc "DROP DATABASE IF EXISTS $d WITH (FORCE)" -c "CREATE DATABASE $d"
   done
-  "$work/ledger" serve 2>>"$work/ledger.log" &
-  ledger_pid=$!
+  local ready=("http://$addr/readyz" "http://$floor_addr/readyz")
+  if [ "$split" = 1 ]; then
+    LEDGER_ROLES=webhooks,api "$work/ledger" serve 2>>"$work/ledger.log" &
+    ledger_pid=$!
+    # shellcheck disable=SC2086 # WORKER_PREFIX is a command and its flags
+    LEDGER_ROLES=projector,jobs LEDGER_HTTP_ADDR=$worker_addr $worker_prefix "$work/ledger" serve 2>>"$work/worker.log" &
+    worker_pid=$!
+    ready+=("http://$worker_addr/readyz")
+  else
+    "$work/ledger" serve 2>>"$work/ledger.log" &
+    ledger_pid=$!
+  fi
   "$work/paysim" floor --listen "$floor_addr" --database "postgres://postgres@127.0.0.1:5432/$floor_db?sslmode=disable" 2>>"$work/floor.log" &
   floor_pid=$!
   local i
   for i in $(seq 1 100); do
-    if curl -fso /dev/null "http://$addr/readyz" && curl -fso /dev/null "http://$floor_addr/readyz"; then
-      echo "bench-load: ledger pid $ledger_pid on http://$addr, floor pid $floor_pid on http://$floor_addr (logs in $work)" >&2
+    local u up=1
+    for u in "${ready[@]}"; do curl -fso /dev/null "$u" || up=0; done
+    if [ $up = 1 ]; then
+      echo "bench-load: ledger pid $ledger_pid on http://$addr${worker_pid:+ (worker pid $worker_pid on http://$worker_addr)}, floor pid $floor_pid on http://$floor_addr (logs in $work)" >&2
       warm_up
       return
     fi
     sleep 0.2
   done
   echo "bench-load: the ledger or the floor did not start; last log lines:" >&2
-  tail -n 20 "$work/ledger.log" "$work/floor.log" >&2
+  tail -n 20 "$work"/*.log >&2
   exit 1
 }
 

@@ -17,6 +17,7 @@ import (
 // Config is everything `ledger` reads from its environment. Nothing else in
 // payledger reads the environment.
 type Config struct {
+	Roles                Roles // LEDGER_ROLES: what this process runs
 	HTTPAddr             string
 	DebugAddr            string // empty: no profiler listener
 	DatabaseURL          string
@@ -116,6 +117,11 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		APIBase: strings.TrimSpace(getenv("LEDGER_PAGARME_API_BASE")),
 	}
 	var problems []error
+	roles, err := parseRoles(getenv("LEDGER_ROLES"))
+	if err != nil {
+		problems = append(problems, fmt.Errorf("LEDGER_ROLES: %w", err))
+	}
+	c.Roles = roles
 	problems = append(problems, c.parseProviders(getenv)...)
 	durations := []struct {
 		name string

@@ -17,6 +17,9 @@ func TestConfigDefaults(t *testing.T) {
 		c.StripeTolerance != 300*time.Second || len(c.StripeSecrets) != 0 || len(c.Tokens) != 0 {
 		t.Errorf("defaults = %+v", c)
 	}
+	if c.Roles != AllRoles() {
+		t.Errorf("Roles = %+v, want all", c.Roles)
+	}
 	if c.GCPercent != DefaultGCPercent || c.DebugAddr != "" {
 		t.Errorf("GCPercent = %d, DebugAddr = %q; want %d and off", c.GCPercent, c.DebugAddr, DefaultGCPercent)
 	}
@@ -62,12 +65,13 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"LEDGER_EVENTSTORE_URL":           "redis://x",
 		"LEDGER_LOG_LEVEL":                "loud",
 		"LEDGER_LOG_FORMAT":               "xml",
+		"LEDGER_ROLES":                    "webhooks,reader",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
 	for _, name := range []string{"LEDGER_STRIPE_WEBHOOK_TOLERANCE", "LEDGER_API_TOKENS", "LEDGER_DATABASE_URL",
-		"LEDGER_EVENTSTORE_URL", "LEDGER_LOG_LEVEL", "LEDGER_LOG_FORMAT"} {
+		"LEDGER_EVENTSTORE_URL", "LEDGER_LOG_LEVEL", "LEDGER_LOG_FORMAT", "LEDGER_ROLES"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not mention %s:\n%v", name, err)
 		}

@@ -1,5 +1,7 @@
-// Command ledger runs payledger: `ledger serve` (webhooks, read API and
-// projector in one process) and `ledger migrate` (apply the schema and exit).
+// Command ledger runs payledger: `ledger serve` (webhooks, read API,
+// projector and background jobs in one process, or the roles LEDGER_ROLES
+// names), `ledger migrate` (apply the schema and exit) and `ledger verify`
+// (the read-only audit).
 // Configuration comes only from LEDGER_* environment variables; see README.md.
 package main
 

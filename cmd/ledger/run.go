@@ -10,7 +10,8 @@ import (
 const usage = `usage: ledger <command>
 
 commands:
-  serve     run the webhook ingest, the read API and the projector
+  serve     run the webhook ingest, the read API, the projector and the
+            background jobs (LEDGER_ROLES: only some of them)
   migrate   apply database migrations and exit
   verify    check, read-only, that every payments row equals the fold of its
             stream, no event ID is stored twice and every stream has a row

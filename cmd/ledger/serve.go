@@ -24,9 +24,10 @@ import (
 	"github.com/payledger/payledger/projections"
 )
 
-// serve runs the HTTP server and the projector until ctx is cancelled, then
-// shuts down gracefully: in-flight requests finish, the projector stops
-// between batches, connections close.
+// serve runs the HTTP server, the projector and the job workers (those of
+// them cfg.Roles asks for) until ctx is cancelled, then shuts down
+// gracefully: in-flight requests finish, the projector stops between
+// batches, running jobs finish, connections close.
 func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if cfg.GCPercent > 0 {
 		debug.SetGCPercent(cfg.GCPercent)
@@ -67,13 +68,15 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if len(cfg.Tokens) == 0 {
+	roles := cfg.Roles
+	if roles.API && len(cfg.Tokens) == 0 {
 		logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
 	}
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler, err := api.NewServer(api.Config{Tokens: cfg.Tokens, Logger: logger}, api.Deps{
+	handler, err := api.NewServer(api.Config{Tokens: cfg.Tokens, Logger: logger,
+		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API}, api.Deps{
 		Store:     store,
 		Payments:  projections.NewQueries(pool),
 		Providers: wired.webhooks,
@@ -96,7 +99,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String())
+	logger.Info("listening", "addr", ln.Addr().String(), "roles", roles.String())
 	_, stopDebug, err := startDebug(cfg.DebugAddr, logger)
 	if err != nil {
 		_ = ln.Close()
@@ -105,20 +108,28 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	defer stopDebug(context.WithoutCancel(ctx))
 
 	// River stops when its start context ends, so it outlives the signal
-	// and is stopped explicitly, after the projector, below.
-	if err := background.Start(context.WithoutCancel(ctx)); err != nil {
-		return err
+	// and is stopped explicitly, after the projector, below. Without the
+	// jobs role the client only enqueues (the projector's follow-ups) and
+	// other processes work the jobs.
+	stopJobs := func(context.Context) error { return nil }
+	if roles.Jobs {
+		if err := background.Start(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
+		stopJobs = background.Stop
 	}
 	runCtx, stopRunner := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		runner := projections.NewRunner(projections.RunnerConfig{Logger: logger, FollowUp: background.Enqueuer()}, pool, store)
-		if err := runner.Run(runCtx); err != nil {
-			logger.Error("projector stopped", "err", err)
-		}
-	}()
+	if roles.Projector {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runner := projections.NewRunner(projections.RunnerConfig{Logger: logger, FollowUp: background.Enqueuer()}, pool, store)
+			if err := runner.Run(runCtx); err != nil {
+				logger.Error("projector stopped", "err", err)
+			}
+		}()
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -127,7 +138,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	case err := <-serveErr:
 		stopRunner()
 		wg.Wait()
-		_ = background.Stop(context.WithoutCancel(ctx))
+		_ = stopJobs(context.WithoutCancel(ctx))
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
@@ -140,7 +151,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = srv.Shutdown(shutdownCtx)
 	stopRunner()
 	wg.Wait()
-	if jerr := background.Stop(shutdownCtx); jerr != nil {
+	if jerr := stopJobs(shutdownCtx); jerr != nil {
 		logger.Warn("jobs did not stop cleanly", "err", jerr)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
