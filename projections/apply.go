@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,6 +29,7 @@ type decoded struct {
 // not decode, the messages before it are applied and the error is returned
 // with the checkpoint just before the event, so the projection stops there.
 func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []eventstore.Message) (eventstore.Position, error) {
+	start := time.Now()
 	events, to, stopErr := r.decodeBatch(from, batch)
 	if len(events) == 0 && to == from {
 		return from, stopErr
@@ -38,6 +40,12 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 		r.histories.purge()
 		return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
 	}
+	var last time.Time
+	if len(events) > 0 {
+		last = events[len(events)-1].rec.RecordedAt
+	}
+	now := time.Now()
+	r.cfg.Metrics.committed(len(events), last, now, now.Sub(start))
 	return to, stopErr
 }
 

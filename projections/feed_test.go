@@ -73,6 +73,19 @@ func (f *memFeed) addRecorded(rec eventstore.RecordedEvent) eventstore.Position 
 	return rec.Position
 }
 
+// recordedAt returns the record time of the event at pos.
+func (f *memFeed) recordedAt(pos eventstore.Position) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.msgs {
+		if m.Event != nil && m.Event.Position == pos {
+			return m.Event.RecordedAt
+		}
+	}
+	f.t.Fatalf("no event at %s", pos)
+	return time.Time{}
+}
+
 // checkpoint appends a checkpoint-only message and returns its position.
 func (f *memFeed) checkpoint() eventstore.Position {
 	f.mu.Lock()

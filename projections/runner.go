@@ -49,6 +49,9 @@ type RunnerConfig struct {
 	// FollowUp, when set, enqueues background work in each batch's
 	// transaction (see FollowUp).
 	FollowUp FollowUp
+	// Metrics, when set, receives the runner's leadership, progress, lag
+	// and failures (see NewMetrics).
+	Metrics *Metrics
 }
 
 func (c *RunnerConfig) setDefaults() {
@@ -117,7 +120,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		if err != nil {
 			continue // ctx ended while waiting
 		}
+		r.cfg.Metrics.setLeader(true)
 		r.follow(ctx, lk)
+		r.cfg.Metrics.setLeader(false)
 		lk.release(ctx)
 	}
 	return nil
@@ -137,6 +142,7 @@ func (r *Runner) follow(ctx context.Context, lk *lease) {
 		if progressed {
 			attempt = 0
 		}
+		r.cfg.Metrics.failed()
 		r.log.ErrorContext(ctx, "projection stopped; retrying from the committed checkpoint",
 			"err", err, "attempt", attempt+1)
 		if !sleep(ctx, backoff(r.cfg.RetryMin, r.cfg.RetryMax, attempt)) {

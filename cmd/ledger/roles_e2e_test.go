@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -60,16 +61,47 @@ func testRoles(t *testing.T, env map[string]string) {
 	}
 	for _, p := range []*ledgerProc{front, worker} {
 		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
-			resp, err := client.Get(p.url(path))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Errorf("GET %s on %s = %d", path, p.addr, resp.StatusCode)
+			if code, _ := p.raw(t, path); code != http.StatusOK {
+				t.Errorf("GET %s on %s = %d", path, p.addr, code)
 			}
 		}
 	}
+	// The projector's metrics are the worker's: it leads and has applied
+	// the notification and the observed status.
+	_, metrics := worker.raw(t, "/metrics")
+	if !strings.Contains(metrics, `payledger_projection_leader{projection="payments_v1"} 1`) ||
+		!strings.Contains(metrics, `payledger_projection_events_applied_total{projection="payments_v1"}`) {
+		t.Errorf("worker /metrics lacks the projector's leadership or progress:\n%s", grepLines(metrics, "payledger_projection"))
+	}
+	if _, metrics := front.raw(t, "/metrics"); strings.Contains(metrics, "payledger_projection_") {
+		t.Errorf("front /metrics has projector metrics without running one:\n%s", grepLines(metrics, "payledger_projection"))
+	}
 	worker.stop()
 	front.stop()
+}
+
+// raw GETs path and returns the status and body as text.
+func (p *ledgerProc) raw(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := client.Get(p.url(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			out = append(out, strings.TrimSuffix(line, "\n"))
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -75,6 +75,12 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var projectorMetrics *projections.Metrics
+	if roles.Projector {
+		if projectorMetrics, err = projections.NewMetrics(registry, projections.DefaultName); err != nil {
+			return err
+		}
+	}
 	handler, err := api.NewServer(api.Config{Tokens: cfg.Tokens, Logger: logger,
 		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API}, api.Deps{
 		Store:     store,
@@ -124,7 +130,7 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runner := projections.NewRunner(projections.RunnerConfig{Logger: logger, FollowUp: background.Enqueuer()}, pool, store)
+			runner := projections.NewRunner(projections.RunnerConfig{Logger: logger, FollowUp: background.Enqueuer(), Metrics: projectorMetrics}, pool, store)
 			if err := runner.Run(runCtx); err != nil {
 				logger.Error("projector stopped", "err", err)
 			}

@@ -1,0 +1,120 @@
+package projections
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/internal/pgtest"
+)
+
+// The runner's metrics follow what it commits: leadership while it holds
+// the lock, every applied event counted once across a failure and its
+// retry, the record time of the last applied event, and the failure.
+func TestRunnerMetrics(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	feed := newMemFeed(t)
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, "payments_v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewMetrics(reg, "payments_v1"); err == nil {
+		t.Error("registering the same projection's metrics twice: want an error")
+	}
+	if got := value(t, reg, "payledger_projection_leader"); got != 0 {
+		t.Errorf("leader before Run = %v, want 0", got)
+	}
+
+	var all []domain.Event
+	for n := range 6 {
+		all = append(all, lifecycle("stripe", n)...)
+	}
+	feed.add(all...)
+	cfg := testConfig("payments_v1", nil)
+	cfg.Metrics = m
+	r := NewRunner(cfg, pool, feed)
+	stop := start(t, r)
+	first := feed.checkpoint()
+	waitPosition(t, r, first)
+	if got := value(t, reg, "payledger_projection_leader"); got != 1 {
+		t.Errorf("leader while projecting = %v, want 1", got)
+	}
+
+	feed.fail(errors.New("connection reset by peer"))
+	more := lifecycle("stripe", 9)
+	all = append(all, more...)
+	last := feed.add(more...)
+	waitPosition(t, r, feed.checkpoint())
+	eventually(t, "the failure counted", func() bool { return value(t, reg, "payledger_projection_failures_total") >= 1 })
+
+	if got := value(t, reg, "payledger_projection_events_applied_total"); got != float64(len(all)) {
+		t.Errorf("events applied = %v, want %d (each once)", got, len(all))
+	}
+	lastAt := feed.recordedAt(last)
+	if got := value(t, reg, "payledger_projection_last_event_timestamp_seconds"); got != float64(lastAt.UnixNano())/1e9 {
+		t.Errorf("last event timestamp = %v, want %v (%s)", got, float64(lastAt.UnixNano())/1e9, lastAt)
+	}
+	if got := value(t, reg, "payledger_projection_lag_seconds"); got < time.Since(lastAt).Seconds()-60 {
+		t.Errorf("lag = %vs, want about %vs (the feed's record times are in 2025)", got, time.Since(lastAt).Seconds())
+	}
+	if n := histogramCount(t, reg, "payledger_projection_batch_duration_seconds"); n < 2 {
+		t.Errorf("batch durations observed: %d, want one per committed batch (≥ 2)", n)
+	}
+
+	stop()
+	if got := value(t, reg, "payledger_projection_leader"); got != 0 {
+		t.Errorf("leader after Run returned = %v, want 0", got)
+	}
+}
+
+// A nil *Metrics is a runner without metrics: nothing to record, no panic.
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.setLeader(true)
+	m.committed(3, time.Now(), time.Now(), time.Millisecond)
+	m.failed()
+}
+
+// metric returns the one series of name in reg, checking its projection label.
+func metric(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		if len(f.GetMetric()) != 1 {
+			t.Fatalf("%s has %d series, want 1", name, len(f.GetMetric()))
+		}
+		m := f.GetMetric()[0]
+		if l := m.GetLabel(); len(l) != 1 || l[0].GetName() != "projection" || l[0].GetValue() != "payments_v1" {
+			t.Errorf("%s labels = %v, want projection=payments_v1", name, l)
+		}
+		return m
+	}
+	t.Fatalf("no metric %s", name)
+	return nil
+}
+
+// value is the value of a gauge or counter.
+func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	m := metric(t, reg, name)
+	if c := m.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
+
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	return metric(t, reg, name).GetHistogram().GetSampleCount()
+}
