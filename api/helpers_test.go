@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payledger/payledger/internal/promtest"
 )
 
 // testNow is the server clock in tests; signatures are made relative to it.
@@ -124,31 +125,8 @@ func readAll(t *testing.T, r io.Reader) []byte {
 	return b
 }
 
-// metricValue returns the value of the counter, or the sample count of the
-// histogram, called name with exactly the given labels in reg (-1 if absent).
+// metricValue is promtest.Value.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			if !maps.Equal(got, labels) {
-				continue
-			}
-			if h := m.GetHistogram(); h != nil {
-				return float64(h.GetSampleCount())
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return -1
+	return promtest.Value(t, reg, name, labels)
 }

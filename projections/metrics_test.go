@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/internal/pgtest"
+	"github.com/payledger/payledger/internal/promtest"
 )
 
 // The runner's metrics follow what it commits: leadership while it holds
@@ -62,8 +62,8 @@ func TestRunnerMetrics(t *testing.T) {
 	if got := value(t, reg, "payledger_projection_lag_seconds"); got < time.Since(lastAt).Seconds()-60 {
 		t.Errorf("lag = %vs, want about %vs (the feed's record times are in 2025)", got, time.Since(lastAt).Seconds())
 	}
-	if n := histogramCount(t, reg, "payledger_projection_batch_duration_seconds"); n < 2 {
-		t.Errorf("batch durations observed: %d, want one per committed batch (≥ 2)", n)
+	if n := value(t, reg, "payledger_projection_batch_duration_seconds"); n < 2 {
+		t.Errorf("batch durations observed: %v, want one per committed batch (≥ 2)", n)
 	}
 
 	stop()
@@ -80,41 +80,9 @@ func TestNilMetrics(t *testing.T) {
 	m.failed()
 }
 
-// metric returns the one series of name in reg, checking its projection label.
-func metric(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		if len(f.GetMetric()) != 1 {
-			t.Fatalf("%s has %d series, want 1", name, len(f.GetMetric()))
-		}
-		m := f.GetMetric()[0]
-		if l := m.GetLabel(); len(l) != 1 || l[0].GetName() != "projection" || l[0].GetValue() != "payments_v1" {
-			t.Errorf("%s labels = %v, want projection=payments_v1", name, l)
-		}
-		return m
-	}
-	t.Fatalf("no metric %s", name)
-	return nil
-}
-
-// value is the value of a gauge or counter.
+// value is the payments_v1 series of name in reg (-1: absent): a gauge's
+// or counter's value, a histogram's sample count.
 func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	m := metric(t, reg, name)
-	if c := m.GetCounter(); c != nil {
-		return c.GetValue()
-	}
-	return m.GetGauge().GetValue()
-}
-
-func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
-	t.Helper()
-	return metric(t, reg, name).GetHistogram().GetSampleCount()
+	return promtest.Value(t, reg, name, map[string]string{"projection": "payments_v1"})
 }
