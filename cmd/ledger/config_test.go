@@ -17,7 +17,7 @@ func TestConfigDefaults(t *testing.T) {
 		c.StripeTolerance != 300*time.Second || len(c.StripeSecrets) != 0 || len(c.Tokens) != 0 {
 		t.Errorf("defaults = %+v", c)
 	}
-	if c.Roles != AllRoles() {
+	if c.Roles != allRoles() {
 		t.Errorf("Roles = %+v, want all", c.Roles)
 	}
 	if c.GCPercent != DefaultGCPercent || c.DebugAddr != "" {

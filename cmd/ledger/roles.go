@@ -26,15 +26,15 @@ type Roles struct {
 // roleList names the roles in the order they are documented and logged.
 const roleList = "webhooks, api, projector, jobs"
 
-// AllRoles is the default: one process does everything.
-func AllRoles() Roles { return Roles{Webhooks: true, API: true, Projector: true, Jobs: true} }
+// allRoles is the default: one process does everything.
+func allRoles() Roles { return Roles{Webhooks: true, API: true, Projector: true, Jobs: true} }
 
 // parseRoles reads a comma-separated LEDGER_ROLES value. Empty means all
 // roles; a list that names none, or names an unknown role, is an error
 // rather than a process that silently does nothing.
 func parseRoles(v string) (Roles, error) {
 	if strings.TrimSpace(v) == "" {
-		return AllRoles(), nil
+		return allRoles(), nil
 	}
 	var r Roles
 	for _, name := range splitList(v) {
@@ -48,7 +48,7 @@ func parseRoles(v string) (Roles, error) {
 		case "jobs":
 			r.Jobs = true
 		case "all":
-			r = AllRoles()
+			r = allRoles()
 		default:
 			return Roles{}, fmt.Errorf("unknown role %q: want a comma-separated list of %s (or all)", name, roleList)
 		}

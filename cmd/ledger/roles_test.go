@@ -11,14 +11,14 @@ func TestParseRoles(t *testing.T) {
 		want    Roles
 		wantErr string
 	}{
-		{"", AllRoles(), ""},
-		{"  ", AllRoles(), ""},
-		{"all", AllRoles(), ""},
+		{"", allRoles(), ""},
+		{"  ", allRoles(), ""},
+		{"all", allRoles(), ""},
 		{"webhooks", Roles{Webhooks: true}, ""},
 		{"webhooks,api", Roles{Webhooks: true, API: true}, ""},
 		{" Projector , jobs ,", Roles{Projector: true, Jobs: true}, ""},
 		{"jobs,jobs", Roles{Jobs: true}, ""},
-		{"api,all", AllRoles(), ""},
+		{"api,all", allRoles(), ""},
 		{"webhooks,ingest", Roles{}, `unknown role "ingest"`},
 		{",", Roles{}, "names no role"},
 	}
@@ -38,13 +38,13 @@ func TestParseRoles(t *testing.T) {
 
 // String gives back what parseRoles reads, in the documented order.
 func TestRolesString(t *testing.T) {
-	for _, r := range []Roles{AllRoles(), {Webhooks: true, API: true}, {Projector: true, Jobs: true}, {Jobs: true}} {
+	for _, r := range []Roles{allRoles(), {Webhooks: true, API: true}, {Projector: true, Jobs: true}, {Jobs: true}} {
 		back, err := parseRoles(r.String())
 		if err != nil || back != r {
 			t.Errorf("%+v → %q → %+v, %v", r, r.String(), back, err)
 		}
 	}
-	if got := AllRoles().String(); got != "webhooks,api,projector,jobs" {
-		t.Errorf("AllRoles().String() = %q", got)
+	if got := allRoles().String(); got != "webhooks,api,projector,jobs" {
+		t.Errorf("allRoles().String() = %q", got)
 	}
 }
