@@ -44,8 +44,7 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 	if len(events) > 0 {
 		last = events[len(events)-1].rec.RecordedAt
 	}
-	now := time.Now()
-	r.cfg.Metrics.committed(len(events), last, now, now.Sub(start))
+	r.cfg.Metrics.committed(len(events), last, start)
 	return to, stopErr
 }
 

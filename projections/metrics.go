@@ -72,13 +72,15 @@ func (m *Metrics) setLeader(held bool) {
 	m.leader.Set(v)
 }
 
-// committed records a batch of n events whose last one the store recorded
-// at last, applied in took and committed at now.
-func (m *Metrics) committed(n int, last, now time.Time, took time.Duration) {
+// committed records a batch of n events, the last of which the store
+// recorded at last, that the runner began applying at start and has just
+// committed.
+func (m *Metrics) committed(n int, last, start time.Time) {
 	if m == nil {
 		return
 	}
-	m.batches.Observe(took.Seconds())
+	now := time.Now()
+	m.batches.Observe(now.Sub(start).Seconds())
 	if n == 0 {
 		return
 	}

@@ -76,7 +76,7 @@ func TestRunnerMetrics(t *testing.T) {
 func TestNilMetrics(t *testing.T) {
 	var m *Metrics
 	m.setLeader(true)
-	m.committed(3, time.Now(), time.Now(), time.Millisecond)
+	m.committed(3, time.Now(), time.Now())
 	m.failed()
 }
 

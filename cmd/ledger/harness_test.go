@@ -192,19 +192,29 @@ func (p *ledgerProc) get(t testing.TB, path, token string) (int, map[string]any)
 
 func do(t testing.TB, req *http.Request) (int, map[string]any) {
 	t.Helper()
+	code, header, raw := send(t, req)
+	var out map[string]any
+	if len(raw) > 0 && strings.HasPrefix(header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: body is not JSON: %v: %s", req.Method, req.URL.Path, err, raw)
+		}
+	}
+	return code, out
+}
+
+// send sends req and returns the answer's status, header and body.
+func send(t testing.TB, req *http.Request) (int, http.Header, []byte) {
+	t.Helper()
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if len(raw) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: body is not JSON: %v: %s", req.Method, req.URL.Path, err, raw)
-		}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, raw
 }
 
 // payment fetches a payment of provider (default stripe) from the read API.

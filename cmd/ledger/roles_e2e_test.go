@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -59,22 +58,26 @@ func testRoles(t *testing.T, env map[string]string) {
 	if code, _ := worker.get(t, "/v1/payments", readToken); code != http.StatusNotFound {
 		t.Errorf("read API on the worker = %d, want 404", code)
 	}
+	metrics := map[*ledgerProc]string{}
 	for _, p := range []*ledgerProc{front, worker} {
 		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
-			if code, _ := p.raw(t, path); code != http.StatusOK {
+			code, body := p.raw(t, path)
+			if code != http.StatusOK {
 				t.Errorf("GET %s on %s = %d", path, p.addr, code)
+			}
+			if path == "/metrics" {
+				metrics[p] = body
 			}
 		}
 	}
 	// The projector's metrics are the worker's: it leads and has applied
 	// the notification and the observed status.
-	_, metrics := worker.raw(t, "/metrics")
-	if !strings.Contains(metrics, `payledger_projection_leader{projection="payments_v1"} 1`) ||
-		!strings.Contains(metrics, `payledger_projection_events_applied_total{projection="payments_v1"}`) {
-		t.Errorf("worker /metrics lacks the projector's leadership or progress:\n%s", grepLines(metrics, "payledger_projection"))
+	if m := metrics[worker]; !strings.Contains(m, `payledger_projection_leader{projection="payments_v1"} 1`) ||
+		!strings.Contains(m, `payledger_projection_events_applied_total{projection="payments_v1"}`) {
+		t.Errorf("worker /metrics lacks the projector's leadership or progress:\n%s", grepLines(m, "payledger_projection"))
 	}
-	if _, metrics := front.raw(t, "/metrics"); strings.Contains(metrics, "payledger_projection_") {
-		t.Errorf("front /metrics has projector metrics without running one:\n%s", grepLines(metrics, "payledger_projection"))
+	if m := metrics[front]; strings.Contains(m, "payledger_projection_") {
+		t.Errorf("front /metrics has projector metrics without running one:\n%s", grepLines(m, "payledger_projection"))
 	}
 	worker.stop()
 	front.stop()
@@ -83,16 +86,12 @@ func testRoles(t *testing.T, env map[string]string) {
 // raw GETs path and returns the status and body as text.
 func (p *ledgerProc) raw(t *testing.T, path string) (int, string) {
 	t.Helper()
-	resp, err := client.Get(p.url(path))
+	req, err := http.NewRequest(http.MethodGet, p.url(path), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	code, _, body := send(t, req)
+	return code, string(body)
 }
 
 // grepLines returns the lines of s that contain sub.
