@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // batch is the events of one delivery that go to one stream.
@@ -103,7 +103,7 @@ func (s *Server) appendRetry(ctx context.Context, provider string, b batch) (eve
 	for attempt := 1; attempt <= s.cfg.AppendAttempts; attempt++ {
 		if attempt > 1 {
 			s.metrics.conflictRetry(provider)
-			if werr := wait(ctx, backoff(attempt-1)); werr != nil {
+			if werr := backoff.Sleep(ctx, backoff.Exponential{Min: retryBase, Max: retryMax}.Delay(attempt-1)); werr != nil {
 				return eventstore.AppendResult{}, fmt.Errorf("api: append %s: %w (after %w)", b.stream, werr, err)
 			}
 		}
@@ -119,30 +119,9 @@ func (s *Server) appendRetry(ctx context.Context, provider string, b batch) (eve
 	return eventstore.AppendResult{}, fmt.Errorf("api: append %s: gave up after %d attempts: %w", b.stream, s.cfg.AppendAttempts, err)
 }
 
-// Backoff bounds: the n-th retry waits a random time in [d/2, d) with
-// d = retryBase·2^(n-1), capped at retryMax. Jitter spreads writers that
-// collided so they do not collide again in lockstep.
+// Backoff bounds of the conflict retry: jitter spreads writers that
+// collided on a stream so they do not collide again in lockstep.
 const (
 	retryBase = 10 * time.Millisecond
 	retryMax  = 200 * time.Millisecond
 )
-
-func backoff(retry int) time.Duration {
-	d := retryMax
-	if retry < 6 {
-		d = min(retryBase<<(retry-1), retryMax)
-	}
-	return d/2 + rand.N(d/2)
-}
-
-// wait sleeps for d or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

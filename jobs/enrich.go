@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // StatusFetcher is a provider's status client: it fetches the provider's
@@ -61,7 +61,8 @@ func (EnrichArgs) InsertOpts() river.InsertOpts {
 }
 
 // maxAppendAttempts bounds the appends of one observation that lose a
-// concurrency race (ErrConflict) before the job fails and River retries it.
+// concurrency race (ErrConflict) before the job fails and River retries it;
+// the waits between them double from 10 ms.
 const maxAppendAttempts = 4
 
 // enrichWorker works EnrichArgs jobs.
@@ -132,20 +133,8 @@ func (w *enrichWorker) record(ctx context.Context, a EnrichArgs, obs *domain.Pay
 		if !errors.Is(err, domain.ErrConflict) || attempt == maxAppendAttempts {
 			return fmt.Errorf("jobs: enrich %s/%s: append: %w", a.Provider, a.PaymentID, err)
 		}
-		if err := pause(ctx, time.Duration(attempt)*10*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, backoff.Exponential{Min: 10 * time.Millisecond, Max: 40 * time.Millisecond}.Delay(attempt)); err != nil {
 			return fmt.Errorf("jobs: enrich %s/%s: append: %w", a.Provider, a.PaymentID, err)
 		}
-	}
-}
-
-// pause waits about d (jittered) or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d/2 + rand.N(d/2+1))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -1,10 +1,11 @@
 package jobs
 
 import (
-	"math/rand/v2"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // retryPolicy is River's ClientRetryPolicy for payledger's jobs: exponential
@@ -27,11 +28,5 @@ func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 
 // delay returns the wait after failure number n (1-based).
 func (p retryPolicy) delay(n int) time.Duration {
-	d := p.min
-	for i := 1; i < n && d < p.max; i++ {
-		d *= 2
-	}
-	d = min(d, p.max)
-	half := d / 2
-	return half + rand.N(d-half+1)
+	return backoff.Exponential{Min: p.min, Max: p.max}.Delay(n)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // lease is a held session advisory lock. A session lock lives as long as its
@@ -46,7 +48,7 @@ func (r *Runner) lock(ctx context.Context) (*lease, error) {
 		default:
 			r.log.ErrorContext(ctx, "cannot take the projection lock", "err", err)
 		}
-		if !sleep(ctx, backoff(r.cfg.RetryMin, r.cfg.RetryMax, attempt)) {
+		if backoff.Sleep(ctx, r.cfg.retries().Delay(attempt+1)) != nil {
 			return nil, ctx.Err()
 		}
 	}

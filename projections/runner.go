@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // Subscriber is the part of eventstore.Store the runner uses.
@@ -74,6 +75,11 @@ func (c *RunnerConfig) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// retries is the wait after failures and while another process holds the lock.
+func (c RunnerConfig) retries() backoff.Exponential {
+	return backoff.Exponential{Min: c.RetryMin, Max: c.RetryMax}
 }
 
 // Runner projects payment events into the payments read model. See the
@@ -145,7 +151,7 @@ func (r *Runner) follow(ctx context.Context, lk *lease) {
 		r.cfg.Metrics.failed()
 		r.log.ErrorContext(ctx, "projection stopped; retrying from the committed checkpoint",
 			"err", err, "attempt", attempt+1)
-		if !sleep(ctx, backoff(r.cfg.RetryMin, r.cfg.RetryMax, attempt)) {
+		if backoff.Sleep(ctx, r.cfg.retries().Delay(attempt+1)) != nil {
 			return
 		}
 		attempt++

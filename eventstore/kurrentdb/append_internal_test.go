@@ -6,7 +6,6 @@ import (
 	"math"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"github.com/google/uuid"
@@ -59,20 +58,6 @@ func TestDuplicateOf(t *testing.T) {
 		rev, dup := duplicateOf(stored, batch)
 		if rev != tt.wantRev || dup != tt.wantDup {
 			t.Errorf("%s: duplicateOf = %d, %t; want %d, %t", tt.name, rev, dup, tt.wantRev, tt.wantDup)
-		}
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	lo, hi := 50*time.Millisecond, 2*time.Second
-	for attempt := range 70 {
-		d := backoff(lo, hi, attempt)
-		want := min(lo<<min(attempt, 30), hi)
-		if attempt > 30 {
-			want = hi
-		}
-		if d < want/2 || d > want {
-			t.Errorf("backoff(%d) = %v, want within [%v, %v]", attempt, d, want/2, want)
 		}
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // retry runs call until it gets an answer, at most CallAttempts times, and
@@ -22,7 +22,7 @@ import (
 func (s *Store) retry(ctx context.Context, op string, call func(ctx context.Context, c *esdb.Client) error) error {
 	var err error
 	for attempt := range s.opts.CallAttempts {
-		if attempt > 0 && !sleep(ctx, backoff(s.opts.RetryMin, s.opts.RetryMax, attempt-1)) {
+		if attempt > 0 && backoff.Sleep(ctx, s.opts.retries().Delay(attempt)) != nil {
 			break
 		}
 		if err = s.attempt(ctx, call); err == nil {
@@ -109,28 +109,5 @@ func await(ctx context.Context, dead <-chan struct{}, f func() error) error {
 		default:
 			return errClientDead
 		}
-	}
-}
-
-// backoff returns the wait before retry number attempt (0-based): doubling
-// from lo, capped at hi, with jitter so that callers failing together do not
-// retry together.
-func backoff(lo, hi time.Duration, attempt int) time.Duration {
-	d := lo << min(attempt, 30)
-	if d <= 0 || d > hi {
-		d = hi
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits for d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // run follows sub and resubscribes whenever it drops, with backoff, until
@@ -38,7 +39,7 @@ func (r *subscription) run(ctx context.Context, sub *esdb.Subscription) {
 		}
 		opts.Logger.WarnContext(ctx, "kurrentdb: subscription dropped, resubscribing",
 			"after", r.pos.String(), "attempt", failures, "err", err)
-		if sleep(ctx, backoff(opts.RetryMin, opts.RetryMax, failures-1)) {
+		if backoff.Sleep(ctx, opts.retries().Delay(failures)) == nil {
 			opts := r.options()
 			sub, err = attemptResult(ctx, r.store, closeSubscription, func(ctx context.Context, c *esdb.Client) (*esdb.Subscription, error) {
 				return c.SubscribeToAll(ctx, opts)

@@ -11,6 +11,7 @@ import (
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 var _ eventstore.Store = (*Store)(nil)
@@ -71,6 +72,11 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// retries is the wait between attempts of a call and between resubscriptions.
+func (o Options) retries() backoff.Exponential {
+	return backoff.Exponential{Min: o.RetryMin, Max: o.RetryMax}
 }
 
 // Store is the KurrentDB eventstore.Store. It is safe for concurrent use.

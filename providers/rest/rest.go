@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // Config configures a Client.
@@ -123,7 +123,7 @@ func (c *Client) GetJSON(ctx context.Context, path, paymentID string, out any) e
 		if !retry || attempt == c.cfg.MaxAttempts {
 			return &Error{Provider: c.cfg.Provider, PaymentID: paymentID, Status: status, Attempts: attempt, Err: last}
 		}
-		wait := c.backoff(attempt)
+		wait := backoff.Exponential{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}.Delay(attempt)
 		if retryAfter > 0 {
 			if retryAfter > c.cfg.MaxRetryAfter {
 				return &Error{Provider: c.cfg.Provider, PaymentID: paymentID, Status: status, Attempts: attempt,
@@ -131,12 +131,8 @@ func (c *Client) GetJSON(ctx context.Context, path, paymentID string, out any) e
 			}
 			wait = retryAfter
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return &Error{Provider: c.cfg.Provider, PaymentID: paymentID, Status: status, Attempts: attempt, Err: ctx.Err()}
-		case <-t.C:
+		if err := backoff.Sleep(ctx, wait); err != nil {
+			return &Error{Provider: c.cfg.Provider, PaymentID: paymentID, Status: status, Attempts: attempt, Err: err}
 		}
 	}
 	return &Error{Provider: c.cfg.Provider, PaymentID: paymentID, Status: status, Attempts: c.cfg.MaxAttempts, Err: last}
@@ -185,14 +181,6 @@ func (c *Client) once(parent context.Context, path string, out any) (int, time.D
 	default:
 		return code, 0, false, &domain.Error{Kind: domain.KindInternal, Op: "rest", Msg: http.StatusText(code), Err: errors.New(snippet(body))}
 	}
-}
-
-func (c *Client) backoff(attempt int) time.Duration {
-	d := c.cfg.RetryMin << min(attempt-1, 20)
-	if d <= 0 || d > c.cfg.RetryMax {
-		d = c.cfg.RetryMax
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date.
