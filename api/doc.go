@@ -3,7 +3,8 @@
 // API over payments and their audited event history, plus health, readiness
 // and metrics endpoints.
 //
-// It imports domain and the eventstore contract package only. The provider
+// It imports domain, the eventstore contract package and internal/backoff
+// only (internal/archtest checks it). The provider
 // adapters, the event store and the read models it talks to are reached
 // through the small interfaces declared in deps.go; cmd/ledger wires the real
 // implementations. api must not import providers/*, eventstore adapters or

@@ -4,7 +4,7 @@
 // records and back.
 //
 // It imports domain and github.com/google/uuid only. Adapters live in
-// subpackages (postgres, and kurrentdb later); api and projections import this
-// package, never an adapter, and cmd/ledger chooses the adapter. The
-// conformance suite every adapter must pass is in storetest.
+// subpackages (postgres, kurrentdb); api and projections import this package,
+// never an adapter, and cmd/ledger chooses the adapter. The conformance suite
+// every adapter must pass is in storetest.
 package eventstore

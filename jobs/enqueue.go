@@ -25,17 +25,11 @@ type Enqueuer struct {
 	enrich map[string]bool
 }
 
-// EnqueueTx inserts one enrichment fetch per payment that events notify of
-// (a domain.PaymentNotified of an enriched provider), in tx. A fetch not yet
-// finished absorbs a new one (EnrichArgs.InsertOpts); but a fetch already
-// running may have read the provider before the change now notified, so
-// the new notification enqueues a fetch After it, and so on down the chain
-// of running fetches until one is waiting or new.
-//
-// Replaying the projection from zero hands EnqueueTx every old notification
-// again and so re-fetches those payments once each: harmless, since an
-// unchanged state is stored once (content-derived IDs) and a changed one is
-// news.
+// EnqueueTx inserts, in tx, one enrichment fetch per payment that events
+// notify of. A fetch not yet finished absorbs a new one; a fetch already
+// running may have read the provider before the change now notified, so the
+// new notification enqueues a fetch After it. A rebuild re-fetches each
+// notified payment once: harmless, content-derived IDs store a state once.
 func (e *Enqueuer) EnqueueTx(ctx context.Context, tx pgx.Tx, events []domain.Event) error {
 	pending := e.fetches(events)
 	for round := 0; len(pending) > 0; round++ {

@@ -16,19 +16,12 @@ type recorded struct {
 }
 
 // histories keeps the payment_events rows of the payments the runner touched
-// last, so that a batch whose payments are all known (or new: see plan) is
-// folded without reading its histories back, and its writes go out in one
-// round trip.
-//
-// An entry is exactly what payment_events holds for its payment, because
-// only the runner holding the projection's lock writes that table, entries
-// are stored only after their batch committed, and the whole cache is
-// dropped after any failed batch (its commit may or may not have happened)
-// and when a session starts. A Reset empties the table behind the runner's
-// back; the checkpoint's compare-and-set then fails the next batch, which
-// drops the cache with it.
-//
-// Not safe for concurrent use: one runner, one goroutine.
+// last, so a batch of known (or new: see plan) payments is folded without
+// reading its histories back. An entry always equals the table: only the lock
+// holder writes it, entries are stored after their batch commits, and the
+// cache is dropped after a failed batch and when a session starts
+// (ARCHITECTURE.md, "Pipelined, with recent histories in memory"). Not safe
+// for concurrent use: one runner, one goroutine.
 type histories struct {
 	lru *simplelru.LRU[paymentKey, []recorded] // nil: keep nothing
 	// readBack makes every history be read back, as without this cache

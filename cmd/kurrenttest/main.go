@@ -1,36 +1,24 @@
 // Command kurrenttest serves eventstore/kurrenttest, the in-memory KurrentDB
-// node the tests use, as a process of its own, so that scripts can run
-// `ledger serve` and `ledger verify` against "a KurrentDB server" on a
-// machine that cannot run the real one (scripts/chaos.sh with
-// CHAOS_BACKEND=kurrentdb). All server behaviour, and its known divergences
-// from a real node, live in eventstore/kurrenttest; this command only
-// listens, prints the connection string and injects faults on request.
+// node the tests use, as a process of its own, so scripts can run `ledger
+// serve` and `ledger verify` against "a KurrentDB server" on a machine that
+// cannot run the real one (scripts/chaos.sh with CHAOS_BACKEND=kurrentdb).
 //
 //	kurrenttest [--addr 127.0.0.1:2113] [--control 127.0.0.1:2114]
 //
-// It prints the connection string (esdb://ADDR?tls=false) on stdout once the
-// node accepts connections, and serves until SIGTERM or SIGINT. Both
-// addresses must be loopback: the node has no authentication and no TLS.
+// It prints the connection string (esdb://ADDR?tls=false) once the node
+// accepts connections and serves until SIGTERM or SIGINT; both addresses must
+// be loopback (no authentication, no TLS). Faults go through the loopback
+// control endpoint, which answers in JSON once the fault is over:
 //
-// Faults are injected through a loopback HTTP control endpoint rather than
-// signals, so the caller learns when a fault is over and what it did (JSON):
+//   - POST /restart?down=2s: close every connection, refuse the port for
+//     `down` (at most 1m), then serve the committed data again with an empty
+//     idempotency cache, as a real restart leaves it;
+//   - POST /drop: close every client connection (a network blip);
+//   - GET /status?prefix=payment-: connections, faults so far, and an audit
+//     of the log (streams, events, event IDs stored more than once).
 //
-//   - POST /restart?down=2s — a node restart: every connection is closed and
-//     calls in flight fail, the port refuses connections for `down` (default
-//     2s, at most 1m), then the node starts again at the same address with
-//     its committed data and an empty idempotency (committed-events) cache,
-//     as a real KurrentDB restart leaves it. The reply comes once it serves
-//     again.
-//   - POST /drop — closes every client connection at once (a network blip);
-//     the node keeps running.
-//   - GET /status?prefix=payment- — the URL, open connections, the faults
-//     applied so far, and an audit of the log that a client cannot make:
-//     how many streams with that name prefix hold events, how many events
-//     they hold, and how many event IDs are stored more than once.
-//
-// The data lives in this process's memory: killing the process (kill -9)
-// loses it, which no real node does, so a restart must go through
-// /restart, never through killing this process.
+// The data lives in this process's memory: a restart must go through
+// /restart, never through killing the process.
 package main
 
 import (

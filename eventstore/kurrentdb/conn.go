@@ -26,23 +26,10 @@ var errClientDead = errors.New("kurrentdb: the client closed itself after failin
 const discoveryFailed = "maximum discovery attempt count reached"
 
 // conn holds the current client and replaces it once the esdb library has
-// closed it for good.
-//
-// The library's client runs a connection state machine fed by an unbuffered
-// channel. When discovery fails (about a second of the server refusing
-// connections, with the defaults) the machine exits and the client is
-// closed for good, but calls that were already waiting to hand it a message
-// stay blocked on that channel for ever, whatever their ctx. Hence:
-//   - every call waits through await, which also returns when its client is
-//     declared dead, so that callers are released and retried on the new
-//     client (their call never reached the server);
-//   - a dead client, or one whose last call got no answer, is never closed:
-//     Client.Close closes the channel under the blocked senders, which
-//     panics. Its connection is gone anyway; a few goroutines leak instead;
-//   - nor is a client closed while a call is in it, which would race that
-//     call's send on the same channel (the library checks its closed flag
-//     and then sends, unlocked): Close leaves a busy client to the last of
-//     its calls to close, including calls await stopped waiting for.
+// closed it for good. Calls wait through await, so a call stuck inside a dead
+// client is released and retried on the new one; a dead or busy client is
+// never closed, since Close panics or races the calls still in it
+// (ARCHITECTURE.md, "Living with the client's connection handling").
 type conn struct {
 	mu      sync.Mutex
 	cur     *client
