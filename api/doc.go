@@ -4,10 +4,9 @@
 // and metrics endpoints.
 //
 // It imports domain, the eventstore contract package and internal/backoff
-// only (internal/archtest checks it). The provider
-// adapters, the event store and the read models it talks to are reached
-// through the small interfaces declared in deps.go; cmd/ledger wires the real
-// implementations. api must not import providers/*, eventstore adapters or
+// only (internal/archtest checks it). The provider adapters, the event store
+// and the read models it talks to are reached through the small interfaces
+// declared in deps.go; cmd/ledger wires the real implementations. api must not import providers/*, eventstore adapters or
 // projections, so the request path never depends on how they are built.
 //
 // Every handler has the same shape: parse, call, and either write JSON or hand
