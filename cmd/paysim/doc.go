@@ -14,10 +14,11 @@
 // and stored once (floor: a clean shutdown), 1 otherwise, 2 for bad flags.
 //
 // Package main holds the flags, the wiring and the subcommands only. The parts
-// live in internal/, each saying what it owns: truth (the ground-truth types),
-// gen (lifecycles), sign, fakeapi (provider APIs and JWKS), deliver (delivery,
+// live in internal/, each saying in its doc what it owns, and each imports
+// only parts named before it here: pause, truth (the ground-truth types), gen
+// (lifecycles), sign, fakeapi (provider APIs and JWKS), deliver (delivery,
 // retries, pacing), readapi (the ledger's public API), verdict (convergence
-// and the report), lag, floor and pause; their imports point that way round.
+// and the report), lag and floor.
 //
 // paysim imports domain, the providers' signing helpers, pgx (for the floor's
 // own table) and the standard library only; never the ledger's store,
