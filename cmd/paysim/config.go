@@ -1,12 +1,21 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/payledger/payledger/cmd/paysim/internal/deliver"
+	"github.com/payledger/payledger/cmd/paysim/internal/fakeapi"
+	"github.com/payledger/payledger/cmd/paysim/internal/floor"
+	"github.com/payledger/payledger/cmd/paysim/internal/gen"
+	"github.com/payledger/payledger/cmd/paysim/internal/lag"
+	"github.com/payledger/payledger/cmd/paysim/internal/sign"
+	"github.com/payledger/payledger/cmd/paysim/internal/truth"
 )
 
 // Config is everything a run is told by its flags.
@@ -19,22 +28,23 @@ type Config struct {
 	Skip        []string // lifecycles not to generate, "provider/lifecycle"
 	APIAddr     string
 	KeyFile     string // Pagar.me signing key (PEM); generated when empty or absent
-	Chaos       Chaos
+	Chaos       deliver.Chaos
 	Concurrency int
 	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
 	AckOnly     bool    // deliver and count acknowledgements only: the target has no read API
-	Lag         LagConfig
-	Retry       Retry
+	Lag         lag.Config
+	Retry       deliver.Retry
 	Settle      time.Duration
 	ReadyWait   time.Duration
 	JSON        bool
 	Progress    bool
-	Creds       Credentials
+	Secrets     sign.Secrets        // what webhooks are signed with
+	APIKeys     fakeapi.Credentials // what the fake provider APIs accept
 }
 
 // flags registers the flags of both subcommands on fs.
 func (c *Config) flags(fs *flag.FlagSet) *string {
-	providers := fs.String("providers", strings.Join(allProviders(), ","), "comma-separated providers to simulate")
+	providers := fs.String("providers", strings.Join(truth.Providers(), ","), "comma-separated providers to simulate")
 	fs.Func("skip-lifecycles", "comma-separated provider/lifecycle pairs not to generate (e.g. to isolate a known ledger bug)", func(v string) error {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -68,12 +78,12 @@ func (c *Config) flags(fs *flag.FlagSet) *string {
 	fs.DurationVar(&c.ReadyWait, "ready-timeout", 30*time.Second, "how long to wait for the ledger's /readyz before sending")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON on stdout")
 	fs.BoolVar(&c.Progress, "progress", false, "show the progress line even when stderr is not a terminal")
-	fs.StringVar(&c.Creds.StripeSecret, "stripe-secret", "whsec_paysim_secret", "Stripe endpoint secret")
-	fs.StringVar(&c.Creds.MercadoPagoSecret, "mercadopago-secret", "mp_paysim_secret", "Mercado Pago webhook secret")
-	fs.StringVar(&c.Creds.MercadoPagoToken, "mercadopago-token", "APP_USR-paysim", "Mercado Pago access token the fake API accepts")
-	fs.StringVar(&c.Creds.AsaasToken, "asaas-token", "asaas_paysim_token", "Asaas webhook authentication token")
-	fs.StringVar(&c.Creds.AsaasAPIKey, "asaas-api-key", "$aact_paysim", "Asaas API key the fake API accepts")
-	fs.StringVar(&c.Creds.PagarmeAPIKey, "pagarme-api-key", "sk_paysim", "Pagar.me secret key the fake API accepts")
+	fs.StringVar(&c.Secrets.Stripe, "stripe-secret", "whsec_paysim_secret", "Stripe endpoint secret")
+	fs.StringVar(&c.Secrets.MercadoPago, "mercadopago-secret", "mp_paysim_secret", "Mercado Pago webhook secret")
+	fs.StringVar(&c.APIKeys.MercadoPagoToken, "mercadopago-token", "APP_USR-paysim", "Mercado Pago access token the fake API accepts")
+	fs.StringVar(&c.Secrets.AsaasToken, "asaas-token", "asaas_paysim_token", "Asaas webhook authentication token")
+	fs.StringVar(&c.APIKeys.AsaasAPIKey, "asaas-api-key", "$aact_paysim", "Asaas API key the fake API accepts")
+	fs.StringVar(&c.APIKeys.PagarmeAPIKey, "pagarme-api-key", "sk_paysim", "Pagar.me secret key the fake API accepts")
 	return providers
 }
 
@@ -108,7 +118,7 @@ func (c Config) validate() error {
 		problems = append(problems, "--providers is empty")
 	}
 	for _, p := range c.Providers {
-		if builder(p) == nil {
+		if gen.Lifecycles(p) == nil {
 			problems = append(problems, fmt.Sprintf("--providers: unknown provider %q", p))
 		}
 	}
@@ -119,7 +129,7 @@ func (c Config) validate() error {
 	}
 	for _, s := range c.Skip {
 		prov, lc, _ := strings.Cut(s, "/")
-		if !slices.Contains(lifecycles(prov), lc) {
+		if !slices.Contains(gen.Lifecycles(prov), lc) {
 			problems = append(problems, fmt.Sprintf("--skip-lifecycles: unknown lifecycle %q", s))
 		}
 	}
@@ -145,15 +155,15 @@ func (c Config) validate() error {
 // of the fake provider APIs, in a stable order.
 func (c Config) env(apiBase string) [][2]string {
 	return [][2]string{
-		{"LEDGER_STRIPE_WEBHOOK_SECRETS", c.Creds.StripeSecret},
-		{"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS", c.Creds.MercadoPagoSecret},
-		{"LEDGER_MERCADOPAGO_ACCESS_TOKEN", c.Creds.MercadoPagoToken},
+		{"LEDGER_STRIPE_WEBHOOK_SECRETS", c.Secrets.Stripe},
+		{"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS", c.Secrets.MercadoPago},
+		{"LEDGER_MERCADOPAGO_ACCESS_TOKEN", c.APIKeys.MercadoPagoToken},
 		{"LEDGER_MERCADOPAGO_API_BASE", apiBase + "/mercadopago"},
-		{"LEDGER_ASAAS_WEBHOOK_TOKENS", c.Creds.AsaasToken},
-		{"LEDGER_ASAAS_API_KEY", c.Creds.AsaasAPIKey},
+		{"LEDGER_ASAAS_WEBHOOK_TOKENS", c.Secrets.AsaasToken},
+		{"LEDGER_ASAAS_API_KEY", c.APIKeys.AsaasAPIKey},
 		{"LEDGER_ASAAS_API_BASE", apiBase + "/asaas"},
 		{"LEDGER_PAGARME_JWKS_URL", apiBase + "/.well-known/jwks.json"},
-		{"LEDGER_PAGARME_API_KEY", c.Creds.PagarmeAPIKey},
+		{"LEDGER_PAGARME_API_KEY", c.APIKeys.PagarmeAPIKey},
 		{"LEDGER_PAGARME_API_BASE", apiBase + "/pagarme/core/v5"},
 		{"LEDGER_API_TOKENS", "read:" + c.Token},
 	}
@@ -167,4 +177,24 @@ func printEnv(w io.Writer, env [][2]string) {
 	for _, kv := range env {
 		fmt.Fprintf(w, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
+}
+
+// parseFloorConfig parses the flags of `paysim floor`.
+func parseFloorConfig(args []string, stderr io.Writer) (floor.Config, error) {
+	var c floor.Config
+	fs := flag.NewFlagSet("paysim floor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8086", "listen address")
+	fs.StringVar(&c.Database, "database", "postgres://postgres@127.0.0.1:5432/payledger_floor?sslmode=disable",
+		"Postgres URL (pgx); the pool has "+fmt.Sprint(floor.DefaultConns)+" connections unless it sets pool_max_conns")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("paysim floor: unexpected arguments %q", fs.Args())
+	}
+	if c.Listen == "" || c.Database == "" {
+		return c, errors.New("paysim floor: --listen and --database must not be empty")
+	}
+	return c, nil
 }

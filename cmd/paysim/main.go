@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/payledger/payledger/cmd/paysim/internal/floor"
 )
 
 func main() {
@@ -27,7 +29,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cmd, args = args[0], args[1:]
 	}
 	if cmd == "floor" {
-		return floor(ctx, args, stderr)
+		return serveFloor(ctx, args, stderr)
 	}
 	cfg, err := parseConfig(cmd, args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -52,9 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// floor is `paysim floor`: 0 after a clean shutdown, 1 on failure, 2 for
+// serveFloor is `paysim floor`: 0 after a clean shutdown, 1 on failure, 2 for
 // usage errors.
-func floor(ctx context.Context, args []string, stderr io.Writer) int {
+func serveFloor(ctx context.Context, args []string, stderr io.Writer) int {
 	cfg, err := parseFloorConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -63,7 +65,7 @@ func floor(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	if err := runFloor(ctx, cfg, stderr); err != nil {
+	if err := floor.Serve(ctx, cfg, stderr); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payledger/payledger/cmd/paysim/internal/truth"
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
@@ -55,13 +56,13 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text bytes.Buffer
-	rep.writeText(&text)
+	rep.WriteText(&text)
 	t.Logf("\n%s", text.String())
 	if !rep.OK || rep.Matched != rep.Payments || rep.Undelivered != 0 || rep.AcceptedTwice != 0 {
 		t.Errorf("run failed: %d of %d matched, %d undelivered, %d accepted twice", rep.Matched, rep.Payments, rep.Undelivered, rep.AcceptedTwice)
 	}
 	// The run exercised what it claims to.
-	if rep.Duplicated == 0 || rep.Outcomes["duplicate"] == 0 || len(rep.ByProvider) != 4 || rep.APIFetches[mercadoPagoName] == 0 {
+	if rep.Duplicated == 0 || rep.Outcomes["duplicate"] == 0 || len(rep.ByProvider) != 4 || rep.APIFetches[truth.MercadoPago] == 0 {
 		t.Errorf("run did not exercise duplicates, every provider and Mercado Pago fetches: %+v", rep)
 	}
 	// End-to-end lag was sampled, and every sample became visible.

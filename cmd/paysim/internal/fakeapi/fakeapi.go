@@ -1,0 +1,119 @@
+package fakeapi
+
+import (
+	"crypto/rsa"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/payledger/payledger/cmd/paysim/internal/truth"
+	"github.com/payledger/payledger/providers/pagarme"
+)
+
+// Credentials are what the fake APIs accept; the ledger must be configured
+// with the same (paysim env).
+type Credentials struct {
+	MercadoPagoToken string // access token
+	AsaasAPIKey      string // access_token header
+	PagarmeAPIKey    string // HTTP Basic user
+}
+
+// API serves the providers' status APIs and Pagar.me's JWKS from
+// the ground truth: a payment is visible from the moment its first webhook
+// is sent, and answers the state after the latest step sent so far, as the
+// real provider's state runs ahead of its webhooks.
+type API struct {
+	creds   Credentials
+	jwks    []byte
+	mu      sync.Mutex
+	byKey   map[string]*truth.Payment // provider/id
+	shown   map[string]int            // provider/id → index of the step the API shows
+	fetches [4]atomic.Int64           // per provider, in truth.Providers order
+}
+
+// New returns the APIs of payments, with key served in the JWKS as kid.
+func New(creds Credentials, kid string, key *rsa.PublicKey, payments []*truth.Payment) (*API, error) {
+	jwks, err := pagarme.MarshalJWKS(map[string]*rsa.PublicKey{kid: key})
+	if err != nil {
+		return nil, err
+	}
+	a := &API{creds: creds, jwks: jwks, byKey: make(map[string]*truth.Payment, len(payments)), shown: map[string]int{}}
+	for _, p := range payments {
+		a.byKey[p.Key()] = p
+	}
+	return a, nil
+}
+
+// Advance makes the API show p at least as far as step.
+func (a *API) Advance(p *truth.Payment, step int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cur, ok := a.shown[p.Key()]; !ok || step > cur {
+		a.shown[p.Key()] = step
+	}
+}
+
+// current returns the API body of provider/id, or nil if unknown so far.
+func (a *API) current(provider, id string) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := provider + "/" + id
+	i, ok := a.shown[key]
+	if !ok {
+		return nil
+	}
+	return a.byKey[key].Steps[i].API
+}
+
+// Handler routes the fake APIs. Each provider lives under its own prefix,
+// which is the API base the ledger is configured with.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(a.jwks)
+	})
+	mux.HandleFunc("GET /mercadopago/v1/payments/{id}", a.serve(truth.MercadoPago, 1, func(r *http.Request) bool {
+		return r.Header.Get("Authorization") == "Bearer "+a.creds.MercadoPagoToken
+	}))
+	mux.HandleFunc("GET /asaas/v3/payments/{id}", a.serve(truth.Asaas, 2, func(r *http.Request) bool {
+		return r.Header.Get("access_token") == a.creds.AsaasAPIKey
+	}))
+	mux.HandleFunc("GET /pagarme/core/v5/charges/{id}", a.serve(truth.Pagarme, 3, func(r *http.Request) bool {
+		user, _, ok := r.BasicAuth()
+		return ok && user == a.creds.PagarmeAPIKey
+	}))
+	return mux
+}
+
+// serve answers GET …/{id} for provider after authorized accepts the request.
+func (a *API) serve(provider string, n int, authorized func(*http.Request) bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a.fetches[n].Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if !authorized(r) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"message":"invalid credentials","status":401}`))
+			return
+		}
+		body := a.current(provider, strings.TrimSpace(r.PathValue("id")))
+		if body == nil {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"not found","status":404}`))
+			return
+		}
+		_, _ = w.Write(body)
+	}
+}
+
+// FetchCounts reports the API calls served per provider.
+func (a *API) FetchCounts() map[string]int64 {
+	out := map[string]int64{}
+	for i, name := range truth.Providers() {
+		if n := a.fetches[i].Load(); n > 0 {
+			out[name] = n
+		}
+	}
+	return out
+}
