@@ -15,10 +15,10 @@
 //
 // Package main holds the flags, the wiring and the subcommands only. The parts
 // live in internal/, each saying in its doc what it owns, and each imports
-// only parts named before it here: pause, truth (the ground-truth types), gen
-// (lifecycles), sign, fakeapi (provider APIs and JWKS), deliver (delivery,
-// retries, pacing), readapi (the ledger's public API), verdict (convergence
-// and the report), lag and floor.
+// only parts named before it here (and internal/backoff, the module's one
+// sleep): truth (the ground-truth types), gen (lifecycles), sign, fakeapi
+// (provider APIs and JWKS), deliver (delivery, retries, pacing), readapi (the
+// ledger's public API), verdict (convergence and the report), lag and floor.
 //
 // paysim imports domain, the providers' signing helpers, pgx (for the floor's
 // own table) and the standard library only; never the ledger's store,

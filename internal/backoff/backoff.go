@@ -1,7 +1,7 @@
 // Package backoff is payledger's one retry timing: an exponential step with
 // "equal jitter" and a sleep that ends with its context. Every retry loop
 // (the webhook's append, the projector, the KurrentDB adapter, River's job
-// policy, the providers' status clients) uses it, so they all spread their
+// policy, the providers' status clients, paysim's pacing and polling) uses it, so they all spread their
 // retries the same way. It imports only the standard library.
 package backoff
 
@@ -33,8 +33,13 @@ func (e Exponential) Delay(n int) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// Sleep waits for d, or until ctx is done and then returns ctx's error.
+// Sleep waits for d, or until ctx is done and then returns ctx's error. A d
+// of zero or less returns at once, without a timer (pacers pass deadlines
+// already behind them).
 func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

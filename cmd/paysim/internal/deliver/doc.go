@@ -13,6 +13,6 @@
 // Every attempt carries EventIDHeader, the identity the ledger dedupes on.
 //
 // It declares the Signer, Provider and Sampler it is given and imports
-// truth and pause only: never sign, fakeapi or lag, nor anything of the
+// truth and internal/backoff only: never sign, fakeapi or lag, nor anything of the
 // ledger's.
 package deliver

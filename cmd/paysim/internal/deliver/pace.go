@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/payledger/payledger/cmd/paysim/internal/pause"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // pacer is the open-loop clock of --rate: it starts sends at a fixed rate
@@ -35,7 +35,7 @@ func (p *pacer) run(ctx context.Context, n int) {
 	interval := time.Duration(float64(time.Second) / p.rate)
 	p.first = time.Now()
 	for i := range n {
-		if !pause.For(ctx, time.Until(p.first.Add(time.Duration(i)*interval))) {
+		if backoff.Sleep(ctx, time.Until(p.first.Add(time.Duration(i)*interval))) != nil {
 			return
 		}
 		select {
@@ -77,7 +77,7 @@ func (p *pacer) release() { <-p.inflight }
 // awaitWaiting returns once n sends are blocked in acquire, or ctx is done.
 func (p *pacer) awaitWaiting(ctx context.Context, n int) {
 	for p.waiting.Load() < int64(n) {
-		if !pause.For(ctx, time.Millisecond) {
+		if backoff.Sleep(ctx, time.Millisecond) != nil {
 			return
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payledger/payledger/cmd/paysim/internal/pause"
 	"github.com/payledger/payledger/cmd/paysim/internal/truth"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // Signer authenticates one attempt at a webhook, as its provider does.
@@ -143,7 +143,7 @@ func startPacer(ctx context.Context, wg *sync.WaitGroup, pace *pacer, plans [][]
 // (with a pacer: each as soon as the pacer starts it).
 func (s *Sender) walk(ctx context.Context, st *Stats, pace *pacer, lag Sampler, p *truth.Payment, groups [][]send) {
 	for _, g := range groups {
-		if !pause.For(ctx, g[0].delay) {
+		if backoff.Sleep(ctx, g[0].delay) != nil {
 			return
 		}
 		for _, sd := range g {

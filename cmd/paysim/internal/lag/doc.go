@@ -16,5 +16,5 @@
 // end of the first read that did); half that interval is its resolution.
 //
 // It imports truth, readapi, deliver (the Delivery it samples), verdict (the
-// Report it fills) and pause only.
+// Report it fills) and internal/backoff only.
 package lag

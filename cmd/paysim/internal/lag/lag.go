@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/cmd/paysim/internal/deliver"
-	"github.com/payledger/payledger/cmd/paysim/internal/pause"
 	"github.com/payledger/payledger/cmd/paysim/internal/readapi"
 	"github.com/payledger/payledger/cmd/paysim/internal/truth"
 	"github.com/payledger/payledger/cmd/paysim/internal/verdict"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // Config is how end-to-end lag is sampled.
@@ -111,7 +111,7 @@ func (m *Meter) follow(p *truth.Payment, eventID string, sent time.Time) {
 			return
 		}
 		lower = r.start
-		if !pause.For(ctx, m.cfg.Interval) {
+		if backoff.Sleep(ctx, m.cfg.Interval) != nil {
 			m.fail(ctx, nil)
 			return
 		}
@@ -169,7 +169,7 @@ func (m *Meter) revision(ctx context.Context, p *truth.Payment, eventID string) 
 // pace waits for the next read the --lag-reads budget allows.
 func (m *Meter) pace(ctx context.Context) bool {
 	now := m.now()
-	return pause.For(ctx, m.reads.reserve(now).Sub(now))
+	return backoff.Sleep(ctx, m.reads.reserve(now).Sub(now)) == nil
 }
 
 func (m *Meter) counted(at time.Time) {

@@ -4,5 +4,5 @@
 // and /readyz. The read API is the contract paysim checks; it never reads
 // the ledger's database.
 //
-// It imports truth and pause only.
+// It imports truth and internal/backoff only.
 package readapi

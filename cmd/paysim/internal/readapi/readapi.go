@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/payledger/payledger/cmd/paysim/internal/pause"
 	"github.com/payledger/payledger/cmd/paysim/internal/truth"
+	"github.com/payledger/payledger/internal/backoff"
 )
 
 // Client reads from the ledger's public HTTP API.
@@ -138,7 +138,7 @@ func (c *Client) WaitReady(ctx context.Context, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("paysim: ledger at %s not ready after %s: %w", c.Ledger, timeout, last)
 		}
-		if !pause.For(ctx, 200*time.Millisecond) {
+		if backoff.Sleep(ctx, 200*time.Millisecond) != nil {
 			return ctx.Err()
 		}
 	}
