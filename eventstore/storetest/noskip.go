@@ -24,19 +24,7 @@ func testNoSkip(t *testing.T, s eventstore.Store) {
 	)
 	sc := newScope(t, s)
 	r := sc.subscribe(eventstore.Start, eventstore.Filter{StreamPrefix: sc.prefix()})
-
-	// Every third append is a batch of two.
-	batches := make([][][]eventstore.EventData, writers) // per writer, per append
-	for w := range writers {
-		for i := range perWriter {
-			name := fmt.Sprint("s", (w+i)%streams)
-			b := sc.events(name, fmt.Sprintf("w%d-%d", w, i))
-			if i%3 == 0 {
-				b = append(b, sc.event(name, fmt.Sprintf("w%d-%db", w, i)))
-			}
-			batches[w] = append(batches[w], b)
-		}
-	}
+	batches := noSkipBatches(sc, writers, perWriter, streams)
 
 	// The end marker is appended once every writer is done, so it follows
 	// all their events in the global order: the subscriber owes exactly the
@@ -77,6 +65,23 @@ func testNoSkip(t *testing.T, s eventstore.Store) {
 		t.Fatal(res.err)
 	}
 	checkFeed(t, res.evs, batches)
+}
+
+// noSkipBatches returns, per writer, the batches it appends, each to stream
+// "s{(writer+i) % streams}"; every third append is a batch of two.
+func noSkipBatches(sc *scope, writers, perWriter, streams int) [][][]eventstore.EventData {
+	batches := make([][][]eventstore.EventData, writers)
+	for w := range writers {
+		for i := range perWriter {
+			name := fmt.Sprint("s", (w+i)%streams)
+			b := sc.events(name, fmt.Sprintf("w%d-%d", w, i))
+			if i%3 == 0 {
+				b = append(b, sc.event(name, fmt.Sprintf("w%d-%db", w, i)))
+			}
+			batches[w] = append(batches[w], b)
+		}
+	}
+	return batches
 }
 
 // checkFeed compares what a subscriber received with what was appended: no
