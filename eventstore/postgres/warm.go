@@ -43,11 +43,13 @@ func WarmUp(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("postgres: warm up a connection: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := queryGroup(ctx, tx, calls[:2]); err != nil {
-		return fmt.Errorf("postgres: warm up a connection: es_append_group: %w", err)
+	for i, o := range queryGroup(ctx, tx, calls[:2]) {
+		if _, err := calls[i].answer(o); err != nil || o.kind != appended {
+			return fmt.Errorf("postgres: warm up a connection: es_append_group: %s: %w", o.kind, err)
+		}
 	}
 	var b pgx.Batch
-	var r singleRow
+	var r appendRow
 	queueSingle(&b, calls[2], &r)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres: warm up a connection: single append: %w", err)
