@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/payledger/payledger/eventstore"
 )
 
 // groupSQL appends many single events in one transaction
@@ -34,7 +32,7 @@ func newGroup(s *Store, size, lanes int, timeout time.Duration) *group {
 // answer per entry, in order.
 func (g *group) flush(ctx context.Context, batch []*groupEntry) []groupAnswer {
 	answers := make([]groupAnswer, len(batch))
-	if len(batch) == 1 {
+	if len(batch) == 1 { // the single-event statement is cheaper (BENCHMARKS.md)
 		answers[0].res, answers[0].err = g.store.appendDirect(ctx, batch[0].call)
 		return answers
 	}
@@ -125,11 +123,14 @@ func (g *group) oneByOne(ctx context.Context, batch []*groupEntry) []groupAnswer
 // repeatOf answers c, a second copy within one batch of the event whose
 // first copy (orig) got a.
 func repeatOf(c, orig appendCall, a groupAnswer) groupAnswer {
-	switch {
-	case a.err != nil:
+	if a.err != nil {
 		return groupAnswer{err: a.err}
-	case c.stream != orig.stream:
-		return groupAnswer{err: fmt.Errorf("%s: event %s is stored in stream %s", c.op, c.events[0].id, orig.stream)}
 	}
-	return groupAnswer{res: eventstore.AppendResult{Duplicate: true, Revision: a.res.Revision}}
+	o := outcome{kind: duplicate, revision: a.res.Revision}
+	if c.stream != orig.stream {
+		o = outcome{kind: storedElsewhere, stream: orig.stream}
+	}
+	var r groupAnswer
+	r.res, r.err = c.answer(o)
+	return r
 }
