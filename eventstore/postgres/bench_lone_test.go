@@ -19,15 +19,9 @@ import (
 	"github.com/payledger/payledger/eventstore"
 )
 
-// BenchmarkLoneAppend compares the three statements a lone single-event
-// append with any revision could take (an idle store's webhook, every
-// append with GroupSize 1): the single-event statement, es_append_group
-// with one element and es_append. "serial" is one appender (latency),
-// "parallel" 32 appenders on streams of their own (throughput). Every
-// connection is warm before timing. pg-cpu-µs/op is the on-CPU time of the
-// database's backends per append, read from /proc when Postgres runs on
-// this machine: less sensitive than wall time to a machine shared with
-// other work.
+// BenchmarkLoneAppend compares the statements a lone single-event append
+// with any revision could take: one appender (latency) and 32 on streams of
+// their own (throughput), every connection warm (BENCHMARKS.md, issue 15).
 //
 //	go test -run '^$' -bench 'LoneAppend/.*/single$' -benchtime 2s ./eventstore/postgres
 func BenchmarkLoneAppend(b *testing.B) {
