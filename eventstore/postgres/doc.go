@@ -16,5 +16,5 @@
 //	ES002  es_append: a concurrent append took a revision of the batch            retry (Any), conflict
 //	ES003  es_append: an event ID of the batch is stored in another stream        error
 //	ES004  es_append_group: a new event could not be inserted                     one by one
-//	ES005  es_append_group: a stream head is younger than the transaction          one by one
+//	ES005  es_append_group: a stream head is younger than the transaction         one by one
 package postgres
