@@ -12,10 +12,10 @@ import (
 	"github.com/payledger/payledger/internal/pgerr"
 )
 
-// translate is the one place pgx errors are classified. A store that cannot
-// be reached wraps domain.ErrUnavailable (the API answers 503, the provider
-// retries); a value Postgres rejects is KindInvalid; the caller's own
-// cancellation stays a context error; anything else keeps its cause.
+// translate classifies the pgx errors that are not an append's outcome
+// (decodeError has those): unreachable wraps domain.ErrUnavailable, a value
+// Postgres rejects is KindInvalid, the caller's own cancellation stays a
+// context error, anything else keeps its cause.
 func translate(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", op, err)

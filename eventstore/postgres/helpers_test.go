@@ -62,12 +62,11 @@ func appendIn(ctx context.Context, q rowQuerier, stream string, evs ...eventstor
 	if err != nil {
 		return "", err
 	}
-	var outcome string
-	var rev, tx, seq *int64
-	err = q.QueryRow(ctx, appendSQL, c.stream, sqlExpected(c.expected), c.ids, c.types, c.data, c.meta).
-		Scan(&outcome, &rev, &tx, &seq)
+	a := c.arrays()
+	var r appendRow
+	err = q.QueryRow(ctx, appendSQL, c.stream, sqlExpected(c.expected), a.ids, a.types, a.data, a.meta).Scan(r.dest()...)
 	if err != nil {
 		return "", fmt.Errorf("es_append: %w", err)
 	}
-	return outcome, nil
+	return c.decodeRow(r).kind.String(), nil
 }

@@ -14,11 +14,9 @@ import (
 // errClosed ends a subscription after Close.
 var errClosed = errors.New("postgres: subscription closed")
 
-// feedSQL reads the page after a position. Only rows of transactions older
-// than the oldest one still running are final: every such transaction has
-// committed or aborted, so no row can later appear below what this returns.
-// A plain sequence would let a slow transaction commit seq 41 after 42 was
-// delivered and checkpointed, and 41 would never be seen.
+// feedSQL reads the page after a position, only rows of transactions older
+// than the oldest one still running: those are final (ARCHITECTURE.md, "The
+// no-skip feed").
 const feedSQL = `SELECT ` + eventColumns + `
 	FROM es_events
 	WHERE (tx_id, seq) > ($1, $2)

@@ -10,20 +10,10 @@ import (
 	"github.com/payledger/payledger/eventstore"
 )
 
-// WarmUp readies a new connection for appends; it is meant for the store's
-// pool as pgxpool.Config.AfterConnect. The first call of es_append_group on
-// a connection compiles the plpgsql function and plans its statements:
-// about 20 ms on an idle two-core machine, 50 ms under load, against 1–2 ms
-// afterwards. Paid by a webhook, that is its acknowledgement's latency and,
-// through the group commit, the latency of every append queued behind it
-// in its lane; and a pool meets new connections all the time (it grows
-// under a burst, recycles each one after its lifetime). So every new
-// connection runs the append path once, before the pool hands it out: the
-// merged call and the single-event statements, built by the same functions
-// the appends use, on streams of its own, in a transaction it rolls back.
-// Nothing it writes is ever visible; it costs one transaction ID and the
-// sequence numbers of three rows, gaps the feed already allows (an aborted
-// append leaves the same).
+// WarmUp readies a new connection for appends, as the store's
+// pgxpool.Config.AfterConnect: it runs the append statements once, on
+// streams of its own, in a transaction it rolls back, so no webhook pays
+// for compiling and planning them (ARCHITECTURE.md, "Warm connections").
 func WarmUp(ctx context.Context, conn *pgx.Conn) error {
 	// Streams no payment uses and no other connection warms, so no lock
 	// is shared with anything.
@@ -43,11 +33,13 @@ func WarmUp(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("postgres: warm up a connection: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := queryGroup(ctx, tx, calls[:2]); err != nil {
-		return fmt.Errorf("postgres: warm up a connection: es_append_group: %w", err)
+	for i, o := range queryGroup(ctx, tx, calls[:2]) {
+		if _, err := calls[i].answer(o); err != nil || o.kind != appended {
+			return fmt.Errorf("postgres: warm up a connection: es_append_group: %s: %w", o.kind, err)
+		}
 	}
 	var b pgx.Batch
-	var r singleRow
+	var r appendRow
 	queueSingle(&b, calls[2], &r)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres: warm up a connection: single append: %w", err)
