@@ -42,11 +42,9 @@ type Config struct {
 	GCPercent int
 }
 
-// DefaultGCPercent is serve's garbage-collector target when GOGC is unset.
-// The live heap of a serving ledger is small (tens of MB) and short-lived
-// garbage is most of what it allocates, so Go's default of 100 collects
-// very often: at 1,000 webhooks/s GOGC=400 took 12% less CPU (BENCHMARKS.md)
-// for a heap target four times the live heap. GOMEMLIMIT still caps it.
+// DefaultGCPercent is serve's garbage-collector target when GOGC is unset:
+// the live heap is small and most garbage short-lived (ARCHITECTURE.md,
+// BENCHMARKS.md).
 const DefaultGCPercent = 400
 
 // MercadoPagoConfig is LEDGER_MERCADOPAGO_*.

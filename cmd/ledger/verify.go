@@ -120,6 +120,11 @@ func verifyLedger(ctx context.Context, cfg Config, opts verifyOptions, logger *s
 		return verifyReport{}, err
 	}
 	defer store.close()
+	return checkLedger(ctx, pool, store, opts)
+}
+
+// checkLedger makes verify's checks on the opened databases.
+func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opts verifyOptions) (verifyReport, error) {
 	rep := newVerifyReport(store.pg != nil, opts)
 	if store.pg != nil {
 		if err := waitCaughtUp(ctx, pool, store.pg, opts.Wait); err != nil {
@@ -248,6 +253,20 @@ func (r verifyReport) print(w io.Writer) {
 		fmt.Fprint(w, " (UNIQUE es_events_event_id_key is in place, so a duplicate is impossible; counted anyway)")
 	}
 	fmt.Fprintln(w)
+	r.printProblems(w)
+	r.printJobs(w)
+	for _, n := range r.NotChecked {
+		fmt.Fprintf(w, "not checked: %s\n", n)
+	}
+	if r.OK {
+		fmt.Fprintln(w, "OK")
+	} else {
+		fmt.Fprintln(w, "FAILED")
+	}
+}
+
+// printProblems writes one line per problem found.
+func (r verifyReport) printProblems(w io.Writer) {
 	for _, m := range r.Mismatches {
 		fmt.Fprintf(w, "mismatch %s %s: read model %s, fold of stream %s\n", m.Payment, m.Field, m.ReadModel, m.Fold)
 	}
@@ -257,25 +276,22 @@ func (r verifyReport) print(w io.Writer) {
 	for _, d := range r.Duplicates {
 		fmt.Fprintf(w, "duplicate event ID: %s\n", d)
 	}
-	if len(r.Jobs) > 0 {
-		states := slices.Sorted(maps.Keys(r.Jobs))
-		parts := make([]string, 0, len(states))
-		for _, st := range states {
-			parts = append(parts, fmt.Sprintf("%s %d", st, r.Jobs[st]))
-		}
-		fmt.Fprintf(w, "follow-up jobs not completed: %s", strings.Join(parts, ", "))
-		if r.OldestRunningJob != nil {
-			fmt.Fprintf(w, " (oldest running since %s: a killed process's job stays running until the queue rescues it)",
-				r.OldestRunningJob.Format(time.RFC3339))
-		}
-		fmt.Fprintln(w)
+}
+
+// printJobs writes the line on unfinished follow-up jobs, if there are any.
+func (r verifyReport) printJobs(w io.Writer) {
+	if len(r.Jobs) == 0 {
+		return
 	}
-	for _, n := range r.NotChecked {
-		fmt.Fprintf(w, "not checked: %s\n", n)
+	states := slices.Sorted(maps.Keys(r.Jobs))
+	parts := make([]string, 0, len(states))
+	for _, st := range states {
+		parts = append(parts, fmt.Sprintf("%s %d", st, r.Jobs[st]))
 	}
-	if r.OK {
-		fmt.Fprintln(w, "OK")
-	} else {
-		fmt.Fprintln(w, "FAILED")
+	fmt.Fprintf(w, "follow-up jobs not completed: %s", strings.Join(parts, ", "))
+	if r.OldestRunningJob != nil {
+		fmt.Fprintf(w, " (oldest running since %s: a killed process's job stays running until the queue rescues it)",
+			r.OldestRunningJob.Format(time.RFC3339))
 	}
+	fmt.Fprintln(w)
 }
