@@ -145,7 +145,7 @@ func (m *Main) openHandler(context.Context) error {
 	return err
 }
 
-// Run listens, starts the background components and serves until ctx ends.
+// Run serves HTTP and starts the background components until ctx ends.
 // Then it shuts down gracefully: in-flight requests finish, the projector
 // stops between batches, running jobs finish.
 func (m *Main) Run(ctx context.Context) error {
@@ -162,13 +162,15 @@ func (m *Main) Run(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn),
 	}
 	m.logger.Info("listening", "addr", ln.Addr().String(), "roles", m.cfg.Roles.String())
-	bg, err := m.startBackground(ctx)
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
+	// Serve first: a request accepted while the components start (River's
+	// start takes a while) is then finished by a graceful shutdown.
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	bg, err := m.startBackground(ctx)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
 	select {
 	case err := <-serveErr:
 		bg.stop(context.WithoutCancel(ctx))
