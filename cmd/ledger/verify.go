@@ -125,7 +125,7 @@ func verifyLedger(ctx context.Context, cfg Config, opts verifyOptions, logger *s
 
 // checkLedger makes verify's checks on the opened databases.
 func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opts verifyOptions) (verifyReport, error) {
-	rep := newVerifyReport(store.pg != nil, opts)
+	rep := newVerifyReport(store, opts)
 	if store.pg != nil {
 		if err := waitCaughtUp(ctx, pool, store.pg, opts.Wait); err != nil {
 			return rep, err
@@ -152,11 +152,11 @@ func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opt
 	return rep, nil
 }
 
-// newVerifyReport is the empty report for the backend; KurrentDB has no cheap
-// list of streams, so some checks are not made there.
-func newVerifyReport(postgres bool, opts verifyOptions) verifyReport {
+// newVerifyReport is the empty report for store's backend; KurrentDB has no
+// cheap list of streams, so some checks are not made there.
+func newVerifyReport(store openedStore, opts verifyOptions) verifyReport {
 	rep := verifyReport{Backend: "postgres", LagEvents: -1, Mismatches: []verifyMismatch{}}
-	if postgres {
+	if store.pg != nil {
 		return rep
 	}
 	rep.Backend = "kurrentdb"
