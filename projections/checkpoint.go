@@ -18,10 +18,15 @@ import (
 // restarts from the database.
 var errCheckpointMoved = errors.New("projections: checkpoint moved by another writer")
 
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // readCheckpoint returns the committed checkpoint of name, or Start.
-func readCheckpoint(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, error) {
+func readCheckpoint(ctx context.Context, q rowQuerier, name string) (eventstore.Position, error) {
 	var s string
-	err := pool.QueryRow(ctx, "SELECT position FROM projection_checkpoints WHERE name = $1", name).Scan(&s)
+	err := q.QueryRow(ctx, "SELECT position FROM projection_checkpoints WHERE name = $1", name).Scan(&s)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return eventstore.Start, nil
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,11 +42,9 @@ type Config struct {
 	GCPercent int
 }
 
-// DefaultGCPercent is serve's garbage-collector target when GOGC is unset.
-// The live heap of a serving ledger is small (tens of MB) and short-lived
-// garbage is most of what it allocates, so Go's default of 100 collects
-// very often: at 1,000 webhooks/s GOGC=400 took 12% less CPU (BENCHMARKS.md)
-// for a heap target four times the live heap. GOMEMLIMIT still caps it.
+// DefaultGCPercent is serve's garbage-collector target when GOGC is unset:
+// the live heap is small and most garbage short-lived (ARCHITECTURE.md,
+// BENCHMARKS.md).
 const DefaultGCPercent = 400
 
 // MercadoPagoConfig is LEDGER_MERCADOPAGO_*.
@@ -83,145 +80,101 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/payledger?sslmode
 // configFromEnv reads LEDGER_* variables through getenv, applies defaults and
 // reports every problem at once.
 func configFromEnv(getenv func(string) string) (Config, error) {
-	c := Config{
-		HTTPAddr:             or(getenv("LEDGER_HTTP_ADDR"), ":8080"),
-		DebugAddr:            strings.TrimSpace(getenv("LEDGER_DEBUG_ADDR")),
-		DatabaseURL:          or(getenv("LEDGER_DATABASE_URL"), DefaultDatabaseURL),
-		EventStoreURL:        strings.TrimSpace(getenv("LEDGER_EVENTSTORE_URL")),
-		StripeSecrets:        splitList(getenv("LEDGER_STRIPE_WEBHOOK_SECRETS")),
-		LogFormat:            or(getenv("LEDGER_LOG_FORMAT"), "json"),
-		StripeTolerance:      300 * time.Second,
-		ShutdownTimeout:      30 * time.Second,
-		EventStorePollPeriod: 25 * time.Millisecond,
-	}
-	if strings.TrimSpace(getenv("GOGC")) == "" {
-		c.GCPercent = DefaultGCPercent
-	}
-	c.StripeAPIKey = strings.TrimSpace(getenv("LEDGER_STRIPE_API_KEY"))
-	c.StripeAPIBase = strings.TrimSpace(getenv("LEDGER_STRIPE_API_BASE"))
-	c.MercadoPago = MercadoPagoConfig{
-		Secrets:     splitList(getenv("LEDGER_MERCADOPAGO_WEBHOOK_SECRETS")),
-		AccessToken: strings.TrimSpace(getenv("LEDGER_MERCADOPAGO_ACCESS_TOKEN")),
-		APIBase:     strings.TrimSpace(getenv("LEDGER_MERCADOPAGO_API_BASE")),
-	}
-	c.Asaas = AsaasConfig{
-		Tokens:    splitList(getenv("LEDGER_ASAAS_WEBHOOK_TOKENS")),
-		APIKey:    strings.TrimSpace(getenv("LEDGER_ASAAS_API_KEY")),
-		APIBase:   strings.TrimSpace(getenv("LEDGER_ASAAS_API_BASE")),
-		UserAgent: or(getenv("LEDGER_ASAAS_USER_AGENT"), "payledger"),
-	}
-	c.Pagarme = PagarmeConfig{
-		JWKSURL: strings.TrimSpace(getenv("LEDGER_PAGARME_JWKS_URL")),
-		Secrets: splitList(getenv("LEDGER_PAGARME_WEBHOOK_SECRETS")),
-		APIKey:  strings.TrimSpace(getenv("LEDGER_PAGARME_API_KEY")),
-		APIBase: strings.TrimSpace(getenv("LEDGER_PAGARME_API_BASE")),
-	}
+	var c Config
 	var problems []error
-	roles, err := parseRoles(getenv("LEDGER_ROLES"))
-	if err != nil {
-		problems = append(problems, fmt.Errorf("LEDGER_ROLES: %w", err))
-	}
-	c.Roles = roles
-	problems = append(problems, c.parseProviders(getenv)...)
-	durations := []struct {
-		name string
-		dst  *time.Duration
-		min  time.Duration
-	}{
-		{"LEDGER_STRIPE_WEBHOOK_TOLERANCE", &c.StripeTolerance, time.Second},
-		{"LEDGER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0},
-		{"LEDGER_EVENTSTORE_POLL_INTERVAL", &c.EventStorePollPeriod, time.Millisecond},
-		{"LEDGER_MERCADOPAGO_MAX_AGE", &c.MercadoPago.MaxAge, 0},
-		{"LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 2 * time.Minute},
-	}
-	for _, d := range durations {
-		if v := getenv(d.name); v != "" {
-			parsed, err := time.ParseDuration(v)
-			if err != nil || parsed < d.min {
-				problems = append(problems, fmt.Errorf("%s=%q: want a duration of at least %s such as 300s", d.name, v, d.min))
-				continue
-			}
-			*d.dst = parsed
-		}
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("LEDGER_LOG_LEVEL"), "info"))); err != nil {
-		problems = append(problems, fmt.Errorf("LEDGER_LOG_LEVEL: want debug, info, warn or error"))
-	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		problems = append(problems, fmt.Errorf("LEDGER_LOG_FORMAT=%q: want json or text", c.LogFormat))
-	}
-	tokens, err := api.ParseTokens(getenv("LEDGER_API_TOKENS"))
-	if err != nil {
-		problems = append(problems, fmt.Errorf("LEDGER_API_TOKENS: %w", err))
-	}
-	c.Tokens = tokens
-	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		problems = append(problems, fmt.Errorf("LEDGER_DATABASE_URL: want a postgres:// URL"))
-	}
-	if c.EventStoreURL != "" {
-		if _, err := eventStoreKind(c.EventStoreURL); err != nil {
-			problems = append(problems, fmt.Errorf("LEDGER_EVENTSTORE_URL: %w", err))
+	for _, s := range c.settings() {
+		if err := s.parse(getenv(s.name)); err != nil {
+			problems = append(problems, err)
 		}
 	}
 	return c, errors.Join(problems...)
 }
 
-// parseProviders reads the provider settings that need more than a string.
-func (c *Config) parseProviders(getenv func(string) string) []error {
-	var problems []error
-	loc, err := time.LoadLocation(or(getenv("LEDGER_ASAAS_TIMEZONE"), "America/Sao_Paulo"))
+// settings lists every variable ledger reads, in README's order: the
+// process's own, then each provider's (providerTable), then the rest.
+func (c *Config) settings() []setting {
+	s := []setting{
+		{"LEDGER_ROLES", c.parseRoles},
+		text("LEDGER_HTTP_ADDR", &c.HTTPAddr, ":8080"),
+		{"LEDGER_DATABASE_URL", c.parseDatabaseURL},
+		{"LEDGER_EVENTSTORE_URL", c.parseEventStoreURL},
+		duration("LEDGER_EVENTSTORE_POLL_INTERVAL", &c.EventStorePollPeriod, 25*time.Millisecond, time.Millisecond),
+		integer("LEDGER_APPEND_GROUP_SIZE", &c.AppendGroupSize, postgres.DefaultGroupSize, 1, 1000),
+		integer("LEDGER_APPEND_GROUP_WRITERS", &c.AppendGroupWriters, postgres.DefaultGroupWriters, 1, 64),
+	}
+	for _, p := range providerTable() {
+		s = append(s, p.settings(c)...)
+	}
+	return append(s,
+		integer("LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 12, 1, 100),
+		duration("LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 0, 2*time.Minute), // 0: the jobs default
+		setting{"LEDGER_API_TOKENS", c.parseTokens},
+		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
+		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},
+		duration("LEDGER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 30*time.Second, 0),
+		text("LEDGER_DEBUG_ADDR", &c.DebugAddr, ""),
+		setting{"GOGC", c.parseGOGC},
+	)
+}
+
+func (c *Config) parseRoles(raw string) error {
+	roles, err := parseRoles(raw)
+	c.Roles = roles
 	if err != nil {
-		problems = append(problems, fmt.Errorf("LEDGER_ASAAS_TIMEZONE: %w", err))
+		return fmt.Errorf("LEDGER_ROLES: %w", err)
 	}
-	c.Asaas.Location = loc
-	for _, item := range splitList(getenv("LEDGER_ASAAS_ALLOWED_IPS")) {
-		if item == "default" {
-			c.Asaas.UseDefault = true
-			continue
-		}
-		p, err := netip.ParsePrefix(item)
-		if err != nil {
-			a, aerr := netip.ParseAddr(item)
-			if aerr != nil {
-				problems = append(problems, fmt.Errorf("LEDGER_ASAAS_ALLOWED_IPS: %q is not an IP address or CIDR prefix", item))
-				continue
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		c.Asaas.AllowedIPs = append(c.Asaas.AllowedIPs, p.Masked())
+	return nil
+}
+
+func (c *Config) parseDatabaseURL(raw string) error {
+	c.DatabaseURL = or(raw, DefaultDatabaseURL)
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return fmt.Errorf("LEDGER_DATABASE_URL: want a postgres:// URL")
 	}
-	c.JobsMaxAttempts = 12
-	c.AppendGroupSize = postgres.DefaultGroupSize
-	c.AppendGroupWriters = postgres.DefaultGroupWriters
-	ints := []struct {
-		name     string
-		dst      *int
-		min, max int
-	}{
-		{"LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 1, 100},
-		{"LEDGER_APPEND_GROUP_SIZE", &c.AppendGroupSize, 1, 1000},
-		{"LEDGER_APPEND_GROUP_WRITERS", &c.AppendGroupWriters, 1, 64},
+	return nil
+}
+
+func (c *Config) parseEventStoreURL(raw string) error {
+	c.EventStoreURL = strings.TrimSpace(raw)
+	if c.EventStoreURL == "" {
+		return nil
 	}
-	for _, i := range ints {
-		if v := getenv(i.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < i.min || n > i.max {
-				problems = append(problems, fmt.Errorf("%s=%q: want an integer from %d to %d", i.name, v, i.min, i.max))
-				continue
-			}
-			*i.dst = n
-		}
+	if _, err := eventStoreKind(c.EventStoreURL); err != nil {
+		return fmt.Errorf("LEDGER_EVENTSTORE_URL: %w", err)
 	}
-	for name, base := range map[string]string{"LEDGER_STRIPE_API_BASE": c.StripeAPIBase, "LEDGER_MERCADOPAGO_API_BASE": c.MercadoPago.APIBase,
-		"LEDGER_ASAAS_API_BASE": c.Asaas.APIBase, "LEDGER_PAGARME_API_BASE": c.Pagarme.APIBase, "LEDGER_PAGARME_JWKS_URL": c.Pagarme.JWKSURL} {
-		if base == "" {
-			continue
-		}
-		if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			problems = append(problems, fmt.Errorf("%s=%q: want an http(s) URL", name, base))
-		}
+	return nil
+}
+
+func (c *Config) parseTokens(raw string) error {
+	tokens, err := api.ParseTokens(raw)
+	c.Tokens = tokens
+	if err != nil {
+		return fmt.Errorf("LEDGER_API_TOKENS: %w", err)
 	}
-	return problems
+	return nil
+}
+
+func (c *Config) parseLogLevel(raw string) error {
+	if err := c.LogLevel.UnmarshalText([]byte(or(raw, "info"))); err != nil {
+		return fmt.Errorf("LEDGER_LOG_LEVEL: want debug, info, warn or error")
+	}
+	return nil
+}
+
+func (c *Config) parseLogFormat(raw string) error {
+	c.LogFormat = or(raw, "json")
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		return fmt.Errorf("LEDGER_LOG_FORMAT=%q: want json or text", c.LogFormat)
+	}
+	return nil
+}
+
+// parseGOGC leaves the runtime's setting alone when the operator set GOGC.
+func (c *Config) parseGOGC(raw string) error {
+	if strings.TrimSpace(raw) == "" {
+		c.GCPercent = DefaultGCPercent
+	}
+	return nil
 }
 
 // eventStoreKind tells which adapter a LEDGER_EVENTSTORE_URL selects.
@@ -237,22 +190,4 @@ func eventStoreKind(raw string) (string, error) {
 		return "kurrentdb", nil
 	}
 	return "", fmt.Errorf("scheme %q: want esdb:// or kurrentdb:// (KurrentDB), postgres:// (a separate Postgres event store), or empty (the main database)", u.Scheme)
-}
-
-func or(v, def string) string {
-	if v = strings.TrimSpace(v); v != "" {
-		return v
-	}
-	return def
-}
-
-// splitList splits a comma-separated list, dropping blanks around items.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

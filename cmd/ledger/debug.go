@@ -11,12 +11,9 @@ import (
 	"time"
 )
 
-// startDebug serves Go's profiler (net/http/pprof) on its own listener when
-// LEDGER_DEBUG_ADDR is set, so a slow or hungry production process can be
-// profiled where it runs. It is a separate listener, never the public one:
-// profiles reveal internals and a CPU profile costs CPU, so the address
-// should be loopback or otherwise private. It returns the bound address
-// ("" when off) and a stop that closes the listener.
+// startDebug serves Go's profiler (net/http/pprof) on a listener of its own
+// when LEDGER_DEBUG_ADDR is set, never on the public one: profiles reveal
+// internals. It returns the bound address ("" when off) and a stop.
 func startDebug(addr string, logger *slog.Logger) (bound string, stop func(context.Context), err error) {
 	if addr == "" {
 		return "", func(context.Context) {}, nil

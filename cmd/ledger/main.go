@@ -1,8 +1,13 @@
 // Command ledger runs payledger: `ledger serve` (webhooks, read API,
 // projector and background jobs in one process, or the roles LEDGER_ROLES
 // names), `ledger migrate` (apply the schema and exit) and `ledger verify`
-// (the read-only audit).
-// Configuration comes only from LEDGER_* environment variables; see README.md.
+// (the read-only audit). `ledger help` lists every command, flag and exit
+// status.
+//
+// The package is wiring only: configuration from LEDGER_* variables
+// (config.go, and one entry per provider in providers.go), the command table
+// (commands.go) and Main, which opens, runs and closes `serve`. The work and
+// the SQL live in the packages it wires; see ARCHITECTURE.md.
 package main
 
 import (
@@ -15,9 +20,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ledger:", err)
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err))
 }

@@ -6,16 +6,8 @@ import (
 )
 
 // Roles say which parts of payledger one `ledger serve` process runs
-// (LEDGER_ROLES). Every process serves /healthz, /readyz and /metrics
-// whatever its roles, so each can be probed and scraped.
-//
-// By default a process runs all four. Splitting them lets a deployment keep
-// the acknowledgement path away from the work that can wait: webhook
-// processes on the public ingress answer providers from the event store
-// alone, while the projector (one active at a time, elected by an advisory
-// lock) and the job workers run elsewhere, so a projection rebuild or a
-// burst of status fetches never takes CPU from an acknowledgement; and the
-// read API can sit on an internal address of its own.
+// (LEDGER_ROLES; all four by default). Every process serves /healthz,
+// /readyz and /metrics whatever its roles; ARCHITECTURE.md says why to split.
 type Roles struct {
 	Webhooks  bool // POST /webhooks/{provider}
 	API       bool // GET /v1/… (the read API for finance and auditors)

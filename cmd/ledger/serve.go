@@ -7,10 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime/debug"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,250 +15,184 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/payledger/payledger/api"
-	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/jobs"
 	"github.com/payledger/payledger/migrations"
 	"github.com/payledger/payledger/projections"
 )
 
-// serve runs the HTTP server, the projector and the job workers (those of
-// them cfg.Roles asks for) until ctx is cancelled, then shuts down
-// gracefully: in-flight requests finish, the projector stops between
-// batches, running jobs finish, connections close.
-func serve(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	if cfg.GCPercent > 0 {
-		debug.SetGCPercent(cfg.GCPercent)
-	}
-	pool, err := openDatabase(ctx, cfg.DatabaseURL, logger, cfg.EventStoreURL == "")
-	if err != nil {
+// serve runs `ledger serve`: the parts cfg.Roles asks for, until ctx ends.
+func serve(ctx context.Context, e *environment) error {
+	m := &Main{cfg: e.cfg, logger: e.logger}
+	defer m.Close()
+	if err := m.Open(ctx); err != nil {
 		return err
 	}
-	defer pool.Close()
+	return m.Run(ctx)
+}
 
-	store, err := openEventStore(ctx, cfg, pool, func(ctx context.Context, u string) (*pgxpool.Pool, error) {
-		return openDatabase(ctx, u, logger, true)
-	}, logger)
-	if err != nil {
-		return err
-	}
-	defer store.close()
-	// One migrator for the readiness check, not one per /readyz poll.
-	schema, err := migrations.New(pool)
-	if err != nil {
-		return err
-	}
-	defer schema.Close()
+// Main is one `ledger serve` process. Open builds its parts, Run serves
+// until its context ends and then shuts them down in order, Close releases
+// what Open opened. A new background part is one entry in components.
+type Main struct {
+	cfg    Config
+	logger *slog.Logger
 
-	wired, err := buildProviders(cfg, logger)
-	if err != nil {
-		return err
-	}
-	background, err := jobs.New(jobs.Config{
-		Pool:            pool,
-		Fetchers:        wired.fetchers,
-		Store:           store,
-		Logger:          logger.With("component", "jobs"),
-		MaxAttempts:     cfg.JobsMaxAttempts,
-		RescueAfter:     cfg.JobsRescueAfter, // 0: the jobs default
-		EnrichProviders: wired.enrich,
-	})
-	if err != nil {
-		return err
-	}
-	roles := cfg.Roles
-	if roles.API && len(cfg.Tokens) == 0 {
-		logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
-	}
+	pool      *pgxpool.Pool // read models, checkpoints, the job queue
+	store     openedStore
+	schema    *migrations.Migrator // for the readiness check, not one per /readyz poll
+	providers wiredProviders
+	jobs      *jobs.Jobs
+	registry  *prometheus.Registry
+	projector *projections.Metrics // nil without the projector role
+	handler   http.Handler
+	closers   []func() // what Close releases, in opening order
+}
 
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var projectorMetrics *projections.Metrics
-	if roles.Projector {
-		if projectorMetrics, err = projections.NewMetrics(registry, projections.DefaultName); err != nil {
+// Open opens the databases (migrating them) and the event store, and builds
+// the providers, the job queue client and the HTTP handler.
+func (m *Main) Open(ctx context.Context) error {
+	if m.cfg.GCPercent > 0 {
+		debug.SetGCPercent(m.cfg.GCPercent)
+	}
+	for _, step := range []func(context.Context) error{m.openStores, m.openSchema, m.openJobs, m.openHandler} {
+		if err := step(ctx); err != nil {
 			return err
 		}
 	}
-	handler, err := api.NewServer(api.Config{Tokens: cfg.Tokens, Logger: logger,
-		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API}, api.Deps{
-		Store:     store,
-		Payments:  projections.NewQueries(pool),
-		Providers: wired.webhooks,
-		Checks:    []api.Check{{Name: "database", Run: pool.Ping}, migrationsCheck(schema), {Name: "eventstore", Run: store.Ping}},
-		Registry:  registry,
-	})
+	return nil
+}
+
+// Close releases what Open opened, last first. Run must have returned.
+func (m *Main) Close() {
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		m.closers[i]()
+	}
+	m.closers = nil
+}
+
+func (m *Main) openStores(ctx context.Context) error {
+	open := openPool
+	if m.cfg.EventStoreURL == "" {
+		open = openStorePool // the Postgres event store lives in the main database
+	}
+	pool, err := open(ctx, m.cfg.DatabaseURL, m.logger)
 	if err != nil {
 		return err
 	}
-
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	m.pool = pool
+	m.closers = append(m.closers, pool.Close)
+	m.store, err = openEventStore(ctx, m.cfg, pool, func(ctx context.Context, u string) (*pgxpool.Pool, error) {
+		return openStorePool(ctx, u, m.logger)
+	}, m.logger)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.HTTPAddr, err)
+		return err
+	}
+	m.closers = append(m.closers, m.store.close)
+	return nil
+}
+
+func (m *Main) openSchema(context.Context) error {
+	schema, err := migrations.New(m.pool)
+	if err != nil {
+		return err
+	}
+	m.schema = schema
+	m.closers = append(m.closers, func() { _ = schema.Close() })
+	return nil
+}
+
+// openJobs builds the River client. Without the jobs role it is never
+// started and only enqueues the projector's follow-ups for other processes.
+func (m *Main) openJobs(context.Context) error {
+	var err error
+	if m.providers, err = wireProviders(m.cfg, m.logger); err != nil {
+		return err
+	}
+	m.jobs, err = jobs.New(jobs.Config{
+		Pool:            m.pool,
+		Fetchers:        m.providers.fetchers,
+		Store:           m.store,
+		Logger:          m.logger.With("component", "jobs"),
+		MaxAttempts:     m.cfg.JobsMaxAttempts,
+		RescueAfter:     m.cfg.JobsRescueAfter, // 0: the jobs default
+		EnrichProviders: m.providers.enrich,
+	})
+	return err
+}
+
+func (m *Main) openHandler(context.Context) error {
+	roles := m.cfg.Roles
+	if roles.API && len(m.cfg.Tokens) == 0 {
+		m.logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
+	}
+	m.registry = prometheus.NewRegistry()
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if roles.Projector {
+		var err error
+		if m.projector, err = projections.NewMetrics(m.registry, projections.DefaultName); err != nil {
+			return err
+		}
+	}
+	var err error
+	m.handler, err = api.NewServer(api.Config{Tokens: m.cfg.Tokens, Logger: m.logger,
+		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API}, api.Deps{
+		Store:     m.store,
+		Payments:  projections.NewQueries(m.pool),
+		Providers: m.providers.webhooks,
+		Checks:    []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
+		Registry:  m.registry,
+	})
+	return err
+}
+
+// Run serves HTTP and starts the background components until ctx ends.
+// Then it shuts down gracefully: in-flight requests finish, the projector
+// stops between batches, running jobs finish.
+func (m *Main) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", m.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", m.cfg.HTTPAddr, err)
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           m.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "roles", roles.String())
-	_, stopDebug, err := startDebug(cfg.DebugAddr, logger)
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
-	defer stopDebug(context.WithoutCancel(ctx))
-
-	// River stops when its start context ends, so it outlives the signal
-	// and is stopped explicitly, after the projector, below. Without the
-	// jobs role the client only enqueues (the projector's follow-ups) and
-	// other processes work the jobs.
-	stopJobs := func(context.Context) error { return nil }
-	if roles.Jobs {
-		if err := background.Start(context.WithoutCancel(ctx)); err != nil {
-			return err
-		}
-		stopJobs = background.Stop
-	}
-	runCtx, stopRunner := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	if roles.Projector {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runner := projections.NewRunner(projections.RunnerConfig{Logger: logger, FollowUp: background.Enqueuer(), Metrics: projectorMetrics}, pool, store)
-			if err := runner.Run(runCtx); err != nil {
-				logger.Error("projector stopped", "err", err)
-			}
-		}()
-	}
-
+	m.logger.Info("listening", "addr", ln.Addr().String(), "roles", m.cfg.Roles.String())
+	// Serve first: a request accepted while the components start (River's
+	// start takes a while) is then finished by a graceful shutdown.
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-
+	bg, err := m.startBackground(ctx)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
 	select {
 	case err := <-serveErr:
-		stopRunner()
-		wg.Wait()
-		_ = stopJobs(context.WithoutCancel(ctx))
+		bg.stop(context.WithoutCancel(ctx))
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	return m.shutdown(ctx, srv, bg)
+}
+
+// shutdown stops taking requests, lets in-flight ones finish, then stops
+// the background components last first: the projector (no more enqueues)
+// before the jobs (they append to the store). Close then closes the store
+// and the pools.
+func (m *Main) shutdown(ctx context.Context, srv *http.Server, bg *background) error {
+	m.logger.Info("shutting down", "timeout", m.cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.ShutdownTimeout)
 	defer cancel()
-	// Order matters: stop taking requests, then stop the projector (no more
-	// enqueues), then let running jobs finish (they append to the store),
-	// and only then close the store and the pools (deferred above).
-	err = srv.Shutdown(shutdownCtx)
-	stopRunner()
-	wg.Wait()
-	if jerr := stopJobs(shutdownCtx); jerr != nil {
-		logger.Warn("jobs did not stop cleanly", "err", jerr)
-	}
+	err := srv.Shutdown(shutdownCtx)
+	bg.stop(shutdownCtx)
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	logger.Info("stopped")
+	m.logger.Info("stopped")
 	return nil
-}
-
-// migrate applies the schema to the read-model database (and to a separate
-// Postgres event store database when one is configured).
-func migrate(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	if err := migrateDatabase(ctx, cfg.DatabaseURL, logger); err != nil {
-		return err
-	}
-	if kind, _ := eventStoreKind(cfg.EventStoreURL); kind == "postgres" {
-		return migrateDatabase(ctx, cfg.EventStoreURL, logger)
-	}
-	return nil
-}
-
-// openDatabase applies pending migrations, so `serve` never runs against an
-// old schema, then opens the pool serve works with. appends says the
-// Postgres event store lives in this database: every new connection then
-// runs the append path once before the pool hands it out
-// (postgres.WarmUp), which needs the migrated schema, so the migrations run
-// on a pool of their own first.
-func openDatabase(ctx context.Context, dbURL string, logger *slog.Logger, appends bool) (*pgxpool.Pool, error) {
-	if err := migrateDatabase(ctx, dbURL, logger); err != nil {
-		return nil, err
-	}
-	pcfg, err := poolConfig(dbURL)
-	if err != nil {
-		return nil, err
-	}
-	if appends {
-		pcfg.AfterConnect = postgres.WarmUp
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	return pool, nil
-}
-
-// migrateDatabase applies pending migrations to the database at dbURL.
-func migrateDatabase(ctx context.Context, dbURL string, logger *slog.Logger) error {
-	pcfg, err := poolConfig(dbURL)
-	if err != nil {
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	defer pool.Close()
-	m, err := migrations.New(pool)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	n, err := m.Up(ctx)
-	if err != nil {
-		return fmt.Errorf("database %s: %w", redact(dbURL), err)
-	}
-	current, _, _ := m.Versions(ctx)
-	logger.Info("migrations applied", "database", redact(dbURL), "applied", n, "version", current)
-	return nil
-}
-
-// poolConfig parses dbURL with the ledger's pool defaults.
-func poolConfig(dbURL string) (*pgxpool.Config, error) {
-	pcfg, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	if !strings.Contains(dbURL, "pool_max_conns") {
-		// pgx's default (4 on two cores) is too small: the projector holds
-		// two connections, River a listener and its workers, and every
-		// in-flight webhook one.
-		pcfg.MaxConns = max(pcfg.MaxConns, 20)
-	}
-	return pcfg, nil
-}
-
-// migrationsCheck reports not-ready while the database is behind the binary's
-// schema (another process may be mid-migration, or someone rolled back).
-func migrationsCheck(m *migrations.Migrator) api.Check {
-	return api.Check{Name: "migrations", Run: func(ctx context.Context) error {
-		current, target, err := m.Versions(ctx)
-		if err != nil {
-			return err
-		}
-		if current < target {
-			return fmt.Errorf("schema version %d, binary needs %d", current, target)
-		}
-		return nil
-	}}
-}
-
-// redact hides a password in a database URL for logs.
-func redact(dbURL string) string {
-	if u, err := url.Parse(dbURL); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable URL)"
 }

@@ -15,9 +15,9 @@ import (
 // openedStore is the event store LEDGER_EVENTSTORE_URL selects.
 type openedStore struct {
 	eventstore.Store
-	// pool is the Postgres store's database (the main pool when the URL is
-	// empty); nil for KurrentDB. verify runs SQL over the whole store on it.
-	pool  *pgxpool.Pool
+	// pg is the Postgres store, nil for KurrentDB: verify audits the whole
+	// store through it.
+	pg    *postgres.Store
 	close func()
 }
 
@@ -34,7 +34,8 @@ func openEventStore(ctx context.Context, cfg Config, pool *pgxpool.Pool,
 		GroupWriters: cfg.AppendGroupWriters,
 	}
 	if cfg.EventStoreURL == "" {
-		return openedStore{Store: postgres.New(pool, opts), pool: pool, close: func() {}}, nil
+		s := postgres.New(pool, opts)
+		return openedStore{Store: s, pg: s, close: func() {}}, nil
 	}
 	kind, err := eventStoreKind(cfg.EventStoreURL)
 	if err != nil {
@@ -53,5 +54,6 @@ func openEventStore(ctx context.Context, cfg Config, pool *pgxpool.Pool,
 	if err != nil {
 		return openedStore{}, err
 	}
-	return openedStore{Store: postgres.New(esPool, opts), pool: esPool, close: esPool.Close}, nil
+	s := postgres.New(esPool, opts)
+	return openedStore{Store: s, pg: s, close: esPool.Close}, nil
 }

@@ -100,13 +100,12 @@ func project(t *testing.T, pool *pgxpool.Pool, store eventstore.Store, env map[s
 		}
 		return cfg
 	}
-	const caughtUp = `SELECT count(*) = 8 FROM payment_events`
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var ok bool
-		if err := pool.QueryRow(ctx, caughtUp).Scan(&ok); err != nil {
+		audit, err := projections.Audit(ctx, pool, projections.DefaultName, store)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if ok {
+		if audit.EventsFolded == 8 {
 			return cfg
 		}
 		if time.Now().After(deadline) {

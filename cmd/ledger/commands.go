@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// command is one `ledger` subcommand. A new one is one more entry in
+// commands: run, `ledger help` and `ledger <cmd> -h` pick it up.
+type command struct {
+	name    string
+	summary string // what `ledger help` says of it
+	// readOnly commands change nothing and take --json (environment.json).
+	readOnly bool
+	// define adds the command's own flags to fs and returns what runs it.
+	define func(fs *flag.FlagSet) func(context.Context, *environment) error
+}
+
+// environment is what a command runs with.
+type environment struct {
+	cfg            Config
+	logger         *slog.Logger
+	stdout, stderr io.Writer
+	json           bool // --json, on read-only commands
+}
+
+func commands() []command {
+	return []command{
+		{name: "serve", summary: "run the webhook ingest, the read API, the projector and the background jobs\n" +
+			"(LEDGER_ROLES: only some of them); applies pending migrations first", define: noFlags(serve)},
+		{name: "migrate", summary: "apply database migrations and exit", define: noFlags(migrate)},
+		{name: "verify", readOnly: true, define: verifyFlags,
+			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
+				"is stored twice and every stream has a row; exit status 1 on any problem"},
+	}
+}
+
+func noFlags(run func(context.Context, *environment) error) func(*flag.FlagSet) func(context.Context, *environment) error {
+	return func(*flag.FlagSet) func(context.Context, *environment) error { return run }
+}
+
+// run dispatches a command. It is main without the process: tests call it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return usageError{errors.New("no command")}
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], stdout, stderr)
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], getenv, stdout, stderr)
+		}
+	}
+	printUsage(stderr)
+	return usageError{fmt.Errorf("unknown command %q", args[0])}
+}
+
+// run parses the command's flags and the configuration, then runs it.
+func (c command) run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := &environment{stdout: stdout, stderr: stderr}
+	fs, exec := c.flagSet(e)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{fmt.Errorf("%s: %w", c.name, err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected arguments %q", c.name, fs.Args())}
+	}
+	cfg, err := configFromEnv(getenv)
+	if err != nil {
+		return configError(err)
+	}
+	e.cfg, e.logger = cfg, newLogger(cfg, stderr)
+	return exec(ctx, e)
+}
+
+// flagSet defines c's flags, --json for a read-only command included.
+func (c command) flagSet(e *environment) (*flag.FlagSet, func(context.Context, *environment) error) {
+	fs := flag.NewFlagSet("ledger "+c.name, flag.ContinueOnError)
+	if c.readOnly {
+		fs.BoolVar(&e.json, "json", false, "print the report as JSON")
+	}
+	exec := c.define(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: ledger %s%s\n\n%s\n", c.name, flagsHint(fs), c.summary)
+		printFlags(fs.Output(), fs)
+	}
+	return fs, exec
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// Exit statuses: `ledger help` and README document them.
+const (
+	exitOK       = 0 // done, nothing wrong
+	exitProblems = 1 // problems found (verify), or the command failed
+	exitUsage    = 2 // unknown command or flag, or a configuration error
+)
+
+// usageError is a usage or configuration error: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// configError marks err as a configuration problem.
+func configError(err error) error { return usageError{fmt.Errorf("configuration:\n%w", err)} }
+
+// exitCode is the exit status of a command that returned err.
+func exitCode(err error) int {
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &usage):
+		return exitUsage
+	}
+	return exitProblems
+}
+
+func flagsHint(fs *flag.FlagSet) string {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return ""
+	}
+	return " [flags]"
+}
+
+// printFlags lists fs's flags, or says there are none.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	if flagsHint(fs) == "" {
+		fmt.Fprintln(w, "\nno flags")
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+}
+
+// indent prefixes every line of s but the first with pad.
+func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }

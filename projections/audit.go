@@ -1,0 +1,177 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
+)
+
+// StreamReader reads one stream; every eventstore.Store is one.
+type StreamReader interface {
+	ReadStream(ctx context.Context, stream string) ([]eventstore.RecordedEvent, error)
+}
+
+// AuditReport is what Audit found.
+type AuditReport struct {
+	Checkpoint      eventstore.Position // the projection's checkpoint the rows were read at
+	PaymentsChecked int
+	EventsFolded    int
+	Mismatched      int // payments with at least one mismatch
+	Mismatches      []AuditMismatch
+	Streams         map[string]bool // the stream of every payments row
+}
+
+// AuditMismatch is one field of one payment where the read model and the
+// fold of its stream differ.
+type AuditMismatch struct {
+	Payment   string // provider/provider_payment_id
+	Field     string
+	ReadModel string
+	Fold      string
+}
+
+// Audit checks that every payments row equals the domain fold of its
+// stream, read from store, up to the checkpoint of the projection name. The
+// rows and the checkpoint are read in one snapshot, so it is exact while a
+// runner is applying batches; it only reads.
+func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamReader) (AuditReport, error) {
+	checkpoint, rows, err := auditSnapshot(ctx, pool, name)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	rep := AuditReport{Checkpoint: checkpoint, Mismatches: []AuditMismatch{}, Streams: make(map[string]bool, len(rows))}
+	a := auditor{store: store, codec: eventstore.NewCodec(), checkpoint: checkpoint, seen: map[uuid.UUID]string{}}
+	for _, row := range rows {
+		stream := eventstore.PaymentStream(row.Provider, row.ProviderPaymentID)
+		rep.Streams[stream] = true
+		n, diffs, err := a.check(ctx, row, stream)
+		if err != nil {
+			return rep, err
+		}
+		rep.PaymentsChecked++
+		rep.EventsFolded += n
+		if len(diffs) > 0 {
+			rep.Mismatched++
+			rep.Mismatches = append(rep.Mismatches, diffs...)
+		}
+	}
+	return rep, nil
+}
+
+// Checkpoint returns the committed checkpoint of the projection name, or
+// Start when it has none yet.
+func Checkpoint(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, error) {
+	return readCheckpoint(ctx, pool, name)
+}
+
+// auditSnapshot reads the checkpoint of name and every payments row in one
+// REPEATABLE READ snapshot, so the rows are exactly the fold of the events
+// up to it.
+func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, []domain.PaymentState, error) {
+	var (
+		checkpoint = eventstore.Start
+		rows       []domain.PaymentState
+	)
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if checkpoint, err = readCheckpoint(ctx, tx, name); err != nil {
+			return err
+		}
+		rows, err = readPaymentStates(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return checkpoint, nil, fmt.Errorf("projections: audit snapshot: %w", err)
+	}
+	return checkpoint, rows, nil
+}
+
+func readPaymentStates(ctx context.Context, tx pgx.Tx) ([]domain.PaymentState, error) {
+	const q = `SELECT provider, provider_payment_id, status, currency, amount, amount_captured,
+		amount_refunded, amount_disputed, created_at, updated_at, event_count, review_reasons
+		FROM payments ORDER BY provider, provider_payment_id`
+	rows, _ := tx.Query(ctx, q) // CollectRows reports the error
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.PaymentState, error) {
+		var s domain.PaymentState
+		var status, currency string
+		err := r.Scan(&s.Provider, &s.ProviderPaymentID, &status, &currency, &s.Amount, &s.AmountCaptured,
+			&s.AmountRefunded, &s.AmountDisputed, &s.CreatedAt, &s.UpdatedAt, &s.EventCount, &s.ReviewReasons)
+		s.Status, s.Currency = domain.Status(status), domain.Currency(currency)
+		return s, err
+	})
+}
+
+// auditor holds one Audit run's state: seen maps every event ID read so far
+// to its stream, so an ID stored twice is found across streams.
+type auditor struct {
+	store      StreamReader
+	codec      *eventstore.Codec
+	checkpoint eventstore.Position
+	seen       map[uuid.UUID]string
+}
+
+// check folds the stream's events up to the checkpoint and compares the
+// result with the row. It returns the number of events folded.
+func (a auditor) check(ctx context.Context, row domain.PaymentState, stream string) (int, []AuditMismatch, error) {
+	recs, err := a.store.ReadStream(ctx, stream)
+	if err != nil {
+		return 0, nil, fmt.Errorf("projections: audit: read %s: %w", stream, err)
+	}
+	name := row.Provider + "/" + row.ProviderPaymentID
+	var diffs []AuditMismatch
+	events := make([]domain.Event, 0, len(recs))
+	for i, rec := range recs {
+		if rec.Revision != uint64(i) {
+			diffs = append(diffs, AuditMismatch{name, "revision", fmt.Sprint(rec.Revision), fmt.Sprintf("%d (contiguous from 0)", i)})
+		}
+		if other, dup := a.seen[rec.ID]; dup {
+			diffs = append(diffs, AuditMismatch{name, "event_id", rec.ID.String(), "also stored in " + other})
+		}
+		a.seen[rec.ID] = stream
+		if rec.Position.Compare(a.checkpoint) > 0 {
+			continue // not projected yet: the row cannot show it
+		}
+		e, err := a.codec.Decode(rec)
+		if err != nil {
+			diffs = append(diffs, AuditMismatch{name, "decode", rec.ID.String(), err.Error()})
+			continue
+		}
+		events = append(events, e)
+	}
+	if len(events) == 0 {
+		return 0, append(diffs, AuditMismatch{name, "stream", "row present", "no events in " + stream}), nil
+	}
+	return len(events), append(diffs, compareStates(name, row, domain.Fold(events...).State())...), nil
+}
+
+// compareStates lists the fields where the row differs from the fold.
+// Timestamps are compared at Postgres's microsecond precision (pgx
+// truncates when it encodes).
+func compareStates(name string, row, fold domain.PaymentState) []AuditMismatch {
+	var diffs []AuditMismatch
+	check := func(field string, equal bool, r, f any) {
+		if !equal {
+			diffs = append(diffs, AuditMismatch{Payment: name, Field: field, ReadModel: fmt.Sprint(r), Fold: fmt.Sprint(f)})
+		}
+	}
+	sameTime := func(r, f time.Time) bool { return r.Equal(f.Truncate(time.Microsecond)) }
+	check("status", row.Status == fold.Status, row.Status, fold.Status)
+	check("currency", row.Currency == fold.Currency, row.Currency, fold.Currency)
+	check("amount", row.Amount == fold.Amount, row.Amount, fold.Amount)
+	check("amount_captured", row.AmountCaptured == fold.AmountCaptured, row.AmountCaptured, fold.AmountCaptured)
+	check("amount_refunded", row.AmountRefunded == fold.AmountRefunded, row.AmountRefunded, fold.AmountRefunded)
+	check("amount_disputed", row.AmountDisputed == fold.AmountDisputed, row.AmountDisputed, fold.AmountDisputed)
+	check("event_count", row.EventCount == fold.EventCount, row.EventCount, fold.EventCount)
+	check("created_at", sameTime(row.CreatedAt, fold.CreatedAt), row.CreatedAt.UTC(), fold.CreatedAt.UTC())
+	check("updated_at", sameTime(row.UpdatedAt, fold.UpdatedAt), row.UpdatedAt.UTC(), fold.UpdatedAt.UTC())
+	check("review_reasons", slices.Equal(row.ReviewReasons, fold.ReviewReasons), row.ReviewReasons, fold.ReviewReasons)
+	return diffs
+}
