@@ -54,7 +54,7 @@ var rules = []rule{
 	{pkg: "providers/providertest", ours: []string{"domain", "providers"}},
 	{pkg: "jobs", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{pgx, river}},
 	{pkg: "projections", ours: []string{"domain", "eventstore", "internal/pgerr", "internal/backoff"},
-		third: []string{pgx, prometheus, "github.com/hashicorp/golang-lru/v2"}},
+		third: []string{pgx, uuid, prometheus, "github.com/hashicorp/golang-lru/v2"}},
 	{pkg: "api", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{uuid, "github.com/gorilla/mux", prometheus}},
 	{pkg: "migrations", third: []string{pgx, "github.com/pressly/goose/v3", river}},
 	{pkg: "internal/backoff"},
