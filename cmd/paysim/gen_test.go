@@ -107,10 +107,10 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 			}
 			q, _ := url.ParseQuery(w.Query)
 			prov := parsers[p.Provider]
-			if err := prov.Verify(h, q, w.Body, now); err != nil {
+			if err := prov.Verify(t.Context(), h, q, w.Body, now); err != nil {
 				t.Fatalf("%s step %d: verify: %v", p.Key(), k, err)
 			}
-			n, err := prov.Parse(h, q, w.Body)
+			n, err := prov.Parse(t.Context(), h, q, w.Body)
 			if err != nil || len(n.Events) != 1 {
 				t.Fatalf("%s step %d: parse: %v, %d events", p.Key(), k, err, len(n.Events))
 			}
@@ -145,8 +145,8 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 
 // webhookProvider is what the ledger's api package calls on a provider.
 type webhookProvider interface {
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
+	Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error
+	Parse(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error)
 }
 
 func providerParsers(t *testing.T, c Credentials, apiBase string) map[string]webhookProvider {

@@ -26,11 +26,11 @@ func FuzzVerify(f *testing.F) {
 		}
 		p := newProvider(t, Config{Tokens: []string{tok1, tok2}})
 		for _, tok := range []string{tok1, tok2} {
-			if err := p.Verify(tokenHeader(tok), nil, nil, time.Time{}); err != nil {
+			if err := p.Verify(t.Context(), tokenHeader(tok), nil, nil, time.Time{}); err != nil {
 				t.Fatalf("configured token rejected: %v", err)
 			}
 		}
-		err := p.Verify(tokenHeader(got), nil, nil, time.Time{})
+		err := p.Verify(t.Context(), tokenHeader(got), nil, nil, time.Time{})
 		if want := got != "" && (got == tok1 || got == tok2); (err == nil) != want {
 			t.Fatalf("Verify(%q) with tokens %q, %q = %v; want accepted=%v", got, tok1, tok2, err, want)
 		}
@@ -66,14 +66,14 @@ func FuzzParse(f *testing.F) {
 	}
 	p := newProvider(f, Config{Tokens: []string{testToken}})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		n, err := p.Parse(tokenHeader(testToken), nil, body)
+		n, err := p.Parse(t.Context(), tokenHeader(testToken), nil, body)
 		if err != nil {
 			if domain.KindOf(err) != domain.KindInvalid || domain.MessageOf(err) == "" {
 				t.Fatalf("Parse error %v is not KindInvalid with a message", err)
 			}
 			return
 		}
-		again, err := p.Parse(nil, nil, body)
+		again, err := p.Parse(t.Context(), nil, nil, body)
 		if err != nil || !reflect.DeepEqual(n, again) {
 			t.Fatalf("Parse is not deterministic: %+v, %v", again, err)
 		}

@@ -2,6 +2,7 @@ package asaas
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,7 +39,7 @@ type envelope struct {
 // payment.id, or a bad amount of a lifecycle event is a domain.KindInvalid
 // error. SignatureHeader stays empty: Asaas's header is a bearer token, not
 // a signature, and must not be stored. Header and query are unused.
-func (p *Provider) Parse(_ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+func (p *Provider) Parse(_ context.Context, _ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return domain.Notification{}, decodeError("webhook JSON", err)

@@ -1,6 +1,7 @@
 package asaas
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -29,7 +30,7 @@ var (
 // header is repeated, the first value counts. Query, body and clock are
 // unused: Asaas signs nothing. Failures are domain.KindUnauthorized errors
 // wrapping ErrNoToken or ErrWrongToken; they never include the token.
-func (p *Provider) Verify(header http.Header, _ url.Values, _ []byte, _ time.Time) error {
+func (p *Provider) Verify(_ context.Context, header http.Header, _ url.Values, _ []byte, _ time.Time) error {
 	const op = "asaas: verify"
 	got := header.Get(Header)
 	if got == "" {

@@ -2,6 +2,7 @@ package mercadopago
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -41,7 +42,7 @@ type envelope struct {
 // payment notification without one, or whose body names another payment, is
 // a domain.KindInvalid error, as are malformed JSON, a missing id, a missing
 // type and action, and a missing or malformed date_created.
-func (p *Provider) Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error) {
+func (p *Provider) Parse(_ context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error) {
 	env, err := decodeEnvelope(body)
 	if err != nil {
 		return domain.Notification{}, err

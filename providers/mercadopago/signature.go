@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
-// Causes of verification failures, for errors.Is (metrics, tests). They sit
-// under a domain.KindInvalid error whose message gives the details; they
-// follow the reasons Mercado Pago's Go SDK distinguishes.
+// Causes of verification failures, for errors.Is: the providers sentinels
+// and one of this package, under a domain.KindInvalid error. They follow the
+// reasons Mercado Pago's Go SDK distinguishes.
 var (
 	// ErrNotSigned: the x-signature header is missing or blank.
-	ErrNotSigned = errors.New("not signed")
+	ErrNotSigned = providers.ErrNotSigned
 	// ErrInvalidHeader: the header has no usable ts, or a ts that is not a
 	// decimal integer, or more than one.
-	ErrInvalidHeader = errors.New("invalid signature header")
+	ErrInvalidHeader = providers.ErrInvalidHeader
 	// ErrInvalidQuery: the URL carries data.id more than once, so which ID
 	// was signed is ambiguous.
 	ErrInvalidQuery = errors.New("invalid notification query")
 	// ErrNoValidSignature: no v1 signature matches any configured secret.
-	ErrNoValidSignature = errors.New("no valid signature")
+	ErrNoValidSignature = providers.ErrNoValidSignature
 	// ErrTooOld: the signature is valid but its ts is older than MaxAge.
-	ErrTooOld = errors.New("signature too old")
+	ErrTooOld = providers.ErrTooOld
 )
 
 // signingScheme is the only signature version we check. Like the SDKs we

@@ -1,6 +1,7 @@
 package mercadopago
 
 import (
+	"context"
 	"crypto/hmac"
 	"net/http"
 	"net/url"
@@ -22,7 +23,7 @@ import (
 // is). Every failure is a domain.KindInvalid error wrapping ErrNotSigned,
 // ErrInvalidHeader, ErrInvalidQuery, ErrNoValidSignature or ErrTooOld. The
 // body is unused.
-func (p *Provider) Verify(header http.Header, query url.Values, _ []byte, now time.Time) error {
+func (p *Provider) Verify(_ context.Context, header http.Header, query url.Values, _ []byte, now time.Time) error {
 	const op = "mercadopago: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))
 	if err != nil {

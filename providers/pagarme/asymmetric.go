@@ -1,6 +1,7 @@
 package pagarme
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -93,12 +94,12 @@ func parseAsymmetricHeader(op, h string) (AsymmetricHeader, error) {
 }
 
 // verifyRS256 checks the asymmetric signature with the JWKS key of its kid.
-func (p *Provider) verifyRS256(value string, body []byte, now time.Time) error {
+func (p *Provider) verifyRS256(ctx context.Context, value string, body []byte, now time.Time) error {
 	ah, err := parseAsymmetricHeader(opVerify, value)
 	if err != nil {
 		return err
 	}
-	keys, err := p.keys.lookup(ah.KeyID, now)
+	keys, err := p.keys.lookup(ctx, ah.KeyID, now)
 	if err != nil {
 		return err
 	}

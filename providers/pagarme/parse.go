@@ -1,6 +1,7 @@
 package pagarme
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -28,7 +29,7 @@ type envelope struct {
 // missing or invalid envelope field, or an invalid field of a tracked
 // entity is a domain.KindInvalid error. SignatureHeader is the value of the
 // header that Verify used. The query is unused.
-func (p *Provider) Parse(header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	env, occurred, err := decodeEnvelope(body)
 	if err != nil {
 		return domain.Notification{}, err

@@ -4,26 +4,26 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
-// Causes of verification failures, for errors.Is (metrics, tests). They sit
-// under a domain.KindInvalid error whose message gives the details; they are
-// the four outcomes stripe-go's webhook package distinguishes.
+// Causes of verification failures, for errors.Is: the providers sentinels,
+// under a domain.KindInvalid error. They are the four outcomes stripe-go's
+// webhook package distinguishes.
 var (
 	// ErrNotSigned: the Stripe-Signature header is missing or empty.
-	ErrNotSigned = errors.New("not signed")
+	ErrNotSigned = providers.ErrNotSigned
 	// ErrInvalidHeader: the header is not t=…,v1=… as Stripe writes it.
-	ErrInvalidHeader = errors.New("invalid signature header")
+	ErrInvalidHeader = providers.ErrInvalidHeader
 	// ErrNoValidSignature: no v1 signature matches any configured secret.
-	ErrNoValidSignature = errors.New("no valid signature")
+	ErrNoValidSignature = providers.ErrNoValidSignature
 	// ErrTooOld: the signed timestamp is older than the tolerance.
-	ErrTooOld = errors.New("signature too old")
+	ErrTooOld = providers.ErrTooOld
 )
 
 // signingScheme is the only signature scheme we check. v0 is a legacy

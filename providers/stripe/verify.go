@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"context"
 	"crypto/hmac"
 	"net/http"
 	"net/url"
@@ -17,7 +18,7 @@ import (
 // failure is a domain.KindInvalid error wrapping ErrNotSigned,
 // ErrInvalidHeader, ErrTooOld or ErrNoValidSignature. The query is unused:
 // Stripe signs nothing there.
-func (p *Provider) Verify(header http.Header, _ url.Values, body []byte, now time.Time) error {
+func (p *Provider) Verify(_ context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
 	const op = "stripe: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))
 	if err != nil {
