@@ -1,6 +1,7 @@
 package pagarme
 
 import (
+	"context"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -214,3 +215,21 @@ func TestJWKSFetchFailures(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestJWKSFetchOutlivesCaller: the fetch runs with the caller's context but
+// not its cancellation, since the attempt counts against the rate limit for
+// every delivery: a client that hung up must not leave the keys unfetched.
+func TestJWKSFetchOutlivesCaller(t *testing.T) {
+	key := testKeys()[0]
+	srv := newJWKSServer(t, map[string]*rsa.PublicKey{"k1": &key.PublicKey})
+	p := newProvider(t, Config{JWKSURL: srv.URL})
+	body := vectorBody(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := p.Verify(ctx, headers(HeaderAsymmetric, signRS256(t, body, key, "k1")), nil, body, t0); err != nil {
+		t.Fatalf("Verify() with a cancelled context = %v, want ok", err)
+	}
+	if n := srv.fetches.Load(); n != 1 {
+		t.Errorf("JWKS fetched %d times, want 1", n)
+	}
+}
