@@ -9,6 +9,7 @@ import (
 	"github.com/payledger/payledger/providers/asaas"
 	"github.com/payledger/payledger/providers/mercadopago"
 	"github.com/payledger/payledger/providers/pagarme"
+	"github.com/payledger/payledger/providers/rest"
 	"github.com/payledger/payledger/providers/stripe"
 )
 
@@ -40,7 +41,7 @@ func buildProviders(cfg Config, logger *slog.Logger) (wiredProviders, error) {
 		}
 	}
 	if cfg.StripeAPIKey != "" {
-		c, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: cfg.StripeAPIKey, BaseURL: cfg.StripeAPIBase})
+		c, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: cfg.StripeAPIKey, Options: rest.Options{BaseURL: cfg.StripeAPIBase}})
 		if err != nil {
 			return w, fmt.Errorf("stripe status client: %w", err)
 		}
@@ -56,7 +57,7 @@ func buildProviders(cfg Config, logger *slog.Logger) (wiredProviders, error) {
 			// every fact, but without the API their payments stay pending.
 			logger.Error("LEDGER_MERCADOPAGO_ACCESS_TOKEN is empty: Mercado Pago notifications are stored but not enriched, their payments stay pending")
 		} else {
-			c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, BaseURL: mp.APIBase})
+			c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, Options: rest.Options{BaseURL: mp.APIBase}})
 			if err != nil {
 				return w, fmt.Errorf("mercadopago status client: %w", err)
 			}
@@ -79,7 +80,8 @@ func buildProviders(cfg Config, logger *slog.Logger) (wiredProviders, error) {
 		}
 	}
 	if cfg.Asaas.APIKey != "" {
-		c, err := asaas.NewStatusClient(asaas.StatusConfig{APIKey: cfg.Asaas.APIKey, BaseURL: cfg.Asaas.APIBase, UserAgent: cfg.Asaas.UserAgent})
+		c, err := asaas.NewStatusClient(asaas.StatusConfig{APIKey: cfg.Asaas.APIKey,
+			Options: rest.Options{BaseURL: cfg.Asaas.APIBase, UserAgent: cfg.Asaas.UserAgent}})
 		if err != nil {
 			return w, fmt.Errorf("asaas status client: %w", err)
 		}
@@ -92,7 +94,7 @@ func buildProviders(cfg Config, logger *slog.Logger) (wiredProviders, error) {
 		}
 	}
 	if cfg.Pagarme.APIKey != "" {
-		c, err := pagarme.NewStatusClient(pagarme.StatusConfig{SecretKey: cfg.Pagarme.APIKey, BaseURL: cfg.Pagarme.APIBase})
+		c, err := pagarme.NewStatusClient(pagarme.StatusConfig{SecretKey: cfg.Pagarme.APIKey, Options: rest.Options{BaseURL: cfg.Pagarme.APIBase}})
 		if err != nil {
 			return w, fmt.Errorf("pagarme status client: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/payledger/payledger/providers/asaas"
 	"github.com/payledger/payledger/providers/mercadopago"
 	"github.com/payledger/payledger/providers/pagarme"
+	"github.com/payledger/payledger/providers/rest"
 	"github.com/payledger/payledger/providers/stripe"
 )
 
@@ -92,7 +93,8 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 	srv := httptest.NewServer(api.handler())
 	t.Cleanup(srv.Close)
 	parsers := providerParsers(t, cfg.Creds, srv.URL)
-	mp, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{BaseURL: srv.URL + "/mercadopago", AccessToken: cfg.Creds.MercadoPagoToken})
+	mp, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: cfg.Creds.MercadoPagoToken,
+		Options: rest.Options{BaseURL: srv.URL + "/mercadopago"}})
 	if err != nil {
 		t.Fatal(err)
 	}

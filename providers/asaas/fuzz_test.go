@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers/rest"
 )
 
 func FuzzVerify(f *testing.F) {
@@ -104,7 +105,7 @@ func FuzzStatusMapper(f *testing.F) {
 	f.Add("received", "1.10", "0.001", false)
 	f.Add("PENDING", "0.005", "", true)
 	f.Add("", "-1", "1", false)
-	c, err := NewStatusClient(StatusConfig{APIKey: "k", Now: func() time.Time { return fetchedAt }})
+	c, err := NewStatusClient(StatusConfig{APIKey: "k", Options: rest.Options{Now: func() time.Time { return fetchedAt }}})
 	if err != nil {
 		f.Fatal(err)
 	}
