@@ -1,12 +1,3 @@
-// Package rest is the small HTTP client the provider status clients share:
-// GET a JSON resource from a provider's API with per-attempt timeouts,
-// bounded retries with jittered exponential backoff on network errors, 408,
-// 429 and 5xx, honouring Retry-After, and errors that say which provider and
-// payment failed. Provider packages add authentication and decoding.
-//
-// It exists instead of each provider's SDK because the SDKs do not all do the
-// job: Mercado Pago's Go SDK decodes amounts into float64 (we need exact
-// decimals), and none of them honours Retry-After on 429.
 package rest
 
 import (
