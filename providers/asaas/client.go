@@ -68,12 +68,10 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 func (c *StatusClient) Name() string { return ProviderName }
 
 // FetchStatus GETs /v3/payments/{id} and returns what Asaas says as an
-// observation. Its ProviderEventID is derived from the observed content
-// (payment ID, status, detail, refunded and asked-for amounts), so fetching
-// the same state twice yields one stored fact; it is dated now, because the
-// payment object has no last-updated time. Errors name the provider and the
-// payment: a *rest.Error for transport and HTTP failures (404 wraps
-// domain.ErrUnknownPayment), KindInvalid for an ID or an answer we cannot use.
+// observation, dated now (the payment has no last-updated time) and with a
+// ProviderEventID derived from the observed content, so the same state
+// fetched twice is one fact. Transport and HTTP failures are *rest.Error (404
+// wraps domain.ErrUnknownPayment); an ID or answer we cannot use is KindInvalid.
 func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error) {
 	op := "asaas: fetch payment " + strconv.Quote(truncate(providerPaymentID))
 	if err := checkID("payment id", providerPaymentID); err != nil {

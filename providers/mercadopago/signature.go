@@ -63,13 +63,10 @@ func (h SignatureHeader) Time() time.Time {
 }
 
 // ParseSignatureHeader parses an x-signature value such as
-// "ts=1704908010,v1=c041…" with the rules of Mercado Pago's SDKs: the value is
-// split on ',', each part on its first '=', key and value are trimmed and the
-// key lower-cased; parts without '=' or with an empty key or value are
-// skipped, as are unknown keys and vN keys other than v1. ts must appear
-// exactly once as a decimal integer; v1 values that are not hex are skipped
-// (another may still match). The error is domain.KindInvalid and wraps
-// ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
+// "ts=1704908010,v1=c041…" with the rules of Mercado Pago's SDKs: parts split
+// on ',' and their first '=', trimmed, keys lower-cased, unknown keys and
+// non-hex v1 values skipped, and exactly one decimal ts. The error is
+// KindInvalid wrapping ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
 func ParseSignatureHeader(h string) (SignatureHeader, error) {
 	return parseSignatureHeader("mercadopago: parse signature header", h)
 }

@@ -55,12 +55,10 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 func (c *StatusClient) Name() string { return ProviderName }
 
 // FetchStatus GETs /v1/payments/{id} and returns what Mercado Pago says as a
-// domain.PaymentStatusObserved whose ProviderEventID is derived from the
-// observed state (see the package doc). Failures are *rest.Error values
-// naming the provider and the payment: 404 wraps domain.ErrUnknownPayment,
-// an exhausted retry budget is domain.KindUnavailable. An answer that cannot
-// be mapped exactly (a non-decimal amount, more decimals than the currency
-// has, an unknown currency, another payment's ID) is domain.KindInvalid.
+// domain.PaymentStatusObserved with a ProviderEventID derived from the
+// observed state. Transport and HTTP failures are *rest.Error (404 wraps
+// domain.ErrUnknownPayment); an answer that cannot be mapped exactly is
+// KindInvalid.
 func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error) {
 	if err := checkID("payment id", providerPaymentID); err != nil {
 		return nil, fmt.Errorf("mercadopago: fetch payment %q: %w", truncate(providerPaymentID), err)

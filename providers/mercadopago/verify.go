@@ -11,18 +11,12 @@ import (
 	"github.com/payledger/payledger/domain"
 )
 
-// Verify authenticates a delivery. Mercado Pago does not sign the body: it
-// signs the manifest "id:{data.id};request-id:{x-request-id};ts:{ts};" built
-// from the URL's data.id, the x-request-id header and the signature's ts,
-// leaving out the parts that are absent. Verify accepts when any v1 matches
-// the manifest under any configured secret, with data.id as received or
-// lower-cased: Mercado Pago's documentation says alphanumeric IDs are signed
-// lower-cased, while its SDKs now say the original casing is signed, so both
-// are computed and compared, each in constant time. With Config.MaxAge set,
-// an authentic but older signature is then rejected (a ts in the future never
-// is). Every failure is a domain.KindInvalid error wrapping ErrNotSigned,
-// ErrInvalidHeader, ErrInvalidQuery, ErrNoValidSignature or ErrTooOld. The
-// body is unused.
+// Verify accepts when any v1 of x-signature matches the manifest
+// "id:{data.id};request-id:{x-request-id};ts:{ts};" (absent parts left out,
+// data.id as received or lower-cased) under any configured secret, comparing
+// every candidate in constant time; with Config.MaxAge it then rejects an
+// older ts. Failures are KindInvalid errors wrapping ErrNotSigned,
+// ErrInvalidHeader, ErrInvalidQuery, ErrNoValidSignature or ErrTooOld.
 func (p *Provider) Verify(_ context.Context, header http.Header, query url.Values, _ []byte, now time.Time) error {
 	const op = "mercadopago: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))

@@ -32,14 +32,11 @@ type AsymmetricHeader struct {
 }
 
 // ParseAsymmetricHeader parses "alg=RS256; kid=…; signature=<base64url>" as
-// Pagar.me's plugins do: parts split on ';' and trimmed, each split on its
-// first '='. It is stricter where the plugins silently guess: a non-empty part
-// without '=' or a repeated alg, kid or signature is malformed (a genuine
-// header never has one). Parameter names are case-insensitive, unknown ones
-// are ignored, empty parts (a trailing ';') are skipped. The signature may be
-// padded and may use the standard base64 alphabet (the plugins accept both).
-// The error is domain.KindInvalid and wraps ErrNotSigned, ErrInvalidHeader
-// or ErrUnsupportedAlgorithm.
+// Pagar.me's plugins do (parts split on ';' and their first '=', names
+// case-insensitive, padded or standard base64 accepted), but rejects a part
+// without '=' or a repeated parameter, which no genuine header has. The error
+// is KindInvalid wrapping ErrNotSigned, ErrInvalidHeader or
+// ErrUnsupportedAlgorithm.
 func ParseAsymmetricHeader(h string) (AsymmetricHeader, error) {
 	return parseAsymmetricHeader("pagarme: parse "+HeaderAsymmetric, h)
 }

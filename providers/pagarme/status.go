@@ -49,14 +49,11 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 // Name returns "pagarme".
 func (c *StatusClient) Name() string { return ProviderName }
 
-// FetchStatus GETs /charges/{chargeID} and maps the charge as a webhook's
-// charge is mapped. The event's ID is derived from what was observed
-// (charge ID, status, last transaction status, canceled amount, updated_at),
-// so fetching an unchanged charge twice yields the same event; OccurredAt
-// is updated_at, or the clock when the charge has none (or an unreadable
-// one). Errors are
-// *rest.Error naming the charge; a 404 wraps domain.ErrUnknownPayment; an
-// invalid charge ID is domain.KindInvalid without a request.
+// FetchStatus GETs /charges/{chargeID} and maps the charge as a webhook's is,
+// with an event ID derived from what was observed and OccurredAt = updated_at
+// (the clock when missing or unreadable). Errors are *rest.Error naming the
+// charge (404 wraps domain.ErrUnknownPayment); an invalid charge ID is
+// KindInvalid without a request.
 func (c *StatusClient) FetchStatus(ctx context.Context, chargeID string) (*domain.PaymentStatusObserved, error) {
 	const op = "pagarme: fetch status"
 	if err := checkID("charge id", chargeID); err != nil {

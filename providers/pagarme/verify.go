@@ -32,15 +32,11 @@ var (
 
 const opVerify = "pagarme: verify"
 
-// Verify authenticates a delivery on the raw body before anything parses it.
-// With the asymmetric header present and a JWKS configured, that header
-// decides; otherwise, with secrets configured and X-Hub-Signature present,
-// that decides; otherwise the delivery is not signed. Every failure is
-// domain.KindInvalid, except an unknown kid while the JWKS cannot be fetched
-// (domain.KindUnavailable, wrapping ErrKeysUnavailable). now drives the JWKS
-// cache (age and refetch rate limit); neither scheme signs a timestamp, so
-// there is no replay window to check: a replay is a duplicate the event
-// store drops. The query is unused. Verify may fetch the JWKS with ctx.
+// Verify authenticates the raw body by the scheme precedence in
+// ARCHITECTURE.md: the asymmetric header when RS256 is configured, else
+// X-Hub-Signature when secrets are, else not signed. Failures are KindInvalid,
+// except an unknown kid while the JWKS cannot be fetched (KindUnavailable,
+// ErrKeysUnavailable); now drives the JWKS cache, which may fetch with ctx.
 func (p *Provider) Verify(ctx context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
 	switch scheme, value := p.scheme(header); scheme {
 	case HeaderAsymmetric:

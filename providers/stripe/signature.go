@@ -43,12 +43,10 @@ type SignatureHeader struct {
 func (h SignatureHeader) Time() time.Time { return time.Unix(h.Timestamp, 0) }
 
 // ParseSignatureHeader parses a Stripe-Signature value such as
-// "t=1495999758,v1=ABC,v1=DEF,v0=GHI" with stripe-go's rules: every
-// comma-separated item must be exactly key=value; t must be an int64 (the last
-// one wins); v1 values that are not hex are skipped; other keys (v0, unknown,
-// differently cased) are ignored. Unlike the SDK, a header without t is
-// malformed. The error is domain.KindInvalid and wraps ErrNotSigned,
-// ErrInvalidHeader or ErrNoValidSignature.
+// "t=1495999758,v1=ABC,v1=DEF,v0=GHI" with stripe-go's rules (items exactly
+// key=value, the last int64 t wins, non-hex v1 and other keys ignored), except
+// that a header without t is malformed. The error is KindInvalid wrapping
+// ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
 func ParseSignatureHeader(h string) (SignatureHeader, error) {
 	return parseSignatureHeader("stripe: parse signature header", h)
 }

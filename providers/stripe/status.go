@@ -69,19 +69,13 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 // Name returns "stripe".
 func (c *StatusClient) Name() string { return ProviderName }
 
-// FetchStatus returns Stripe's view of PaymentIntent id as an observation:
-// GET /v1/payment_intents/{id}?expand[]=latest_charge, plus GET
-// /v1/disputes?payment_intent={id} when the charge is disputed (the charge
-// only says "disputed", not whether the dispute was won or lost). A
-// PaymentIntent Stripe does not know wraps domain.ErrUnknownPayment.
-//
-// PaymentIntents carry no last-updated time, so the observation's
-// ProviderEventID is derived from the state alone (status, error code,
-// dispute status, refunded and received amounts, latest charge) and its
-// OccurredAt is the fetch time: the same state fetched twice is one fact. A
-// state that comes back after another (requires_action, then
-// requires_payment_method, then requires_action again with no new charge)
-// maps to the first observation's ID and is not recorded again.
+// FetchStatus returns Stripe's view of PaymentIntent id as an observation,
+// from GET /v1/payment_intents/{id}?expand[]=latest_charge and, for a disputed
+// charge, GET /v1/disputes (the charge does not say who won). PaymentIntents
+// carry no last-updated time, so the ProviderEventID derives from the state
+// alone and OccurredAt is the fetch time: a state seen again later is the same
+// fact, not recorded twice. An unknown PaymentIntent wraps
+// domain.ErrUnknownPayment.
 func (c *StatusClient) FetchStatus(ctx context.Context, id string) (*domain.PaymentStatusObserved, error) {
 	if err := checkID("payment intent ID", id); err != nil {
 		return nil, domain.Invalid(opStatus, domain.MessageOf(err), nil)
