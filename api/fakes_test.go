@@ -17,6 +17,7 @@ import (
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/providers/providertest"
 )
 
 // fakeStore is an EventStore whose behaviour each test supplies.
@@ -126,6 +127,15 @@ type fakeProvider struct {
 }
 
 var _ Provider = (*fakeProvider)(nil)
+
+// The providers' contract suite declares its own copy of Provider and
+// SourceChecker (providers must not import api); these keep them identical.
+var (
+	_ Provider                   = providertest.Provider(nil)
+	_ providertest.Provider      = Provider(nil)
+	_ SourceChecker              = providertest.SourceChecker(nil)
+	_ providertest.SourceChecker = SourceChecker(nil)
+)
 
 func (p *fakeProvider) Name() string { return p.name }
 
