@@ -48,6 +48,7 @@ type Config struct {
 	// DefaultBaseURL is used when Options.BaseURL is empty; one of them is
 	// required.
 	DefaultBaseURL string
+	// Options are the caller's settings, from the provider's StatusConfig.
 	Options
 	// MaxRetryAfter caps how long a Retry-After may make a call wait (default 30s);
 	// longer answers fail the call so the job queue retries it later.
