@@ -148,7 +148,7 @@ func testRejected(t *testing.T, p Provider, r Rejected, secrets []string) bool {
 	t.Helper()
 	err := p.Verify(t.Context(), r.Header, r.Query, r.Body, r.Now)
 	if err == nil {
-		t.Errorf("%s %s: Verify() = nil, want a %v error", r.Class, r.Name, r.Kind)
+		t.Errorf("%s %s: Verify() = nil, want an error of kind %v", r.Class, r.Name, r.Kind)
 		return false
 	}
 	ok := true
