@@ -12,18 +12,19 @@ import (
 )
 
 // Provider verifies and decodes one payment provider's webhook deliveries.
-// providers/stripe implements it; api never imports an adapter.
+// The adapters under providers/ implement it; api never imports one.
 type Provider interface {
 	// Name is the lower-case provider name used in the webhook route and in
 	// stream names ("stripe").
 	Name() string
 	// Verify authenticates the raw delivery at time now. It fails with
-	// KindInvalid (malformed, forged or stale signature: 400) or
-	// KindUnauthorized (401). Nothing is parsed before Verify succeeds.
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
+	// KindInvalid (malformed, forged or stale signature: 400),
+	// KindUnauthorized (401) or KindUnavailable (cannot check now: 503).
+	// Nothing is parsed before Verify succeeds.
+	Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error
 	// Parse maps a verified delivery to domain events. KindInvalid → 400. A
 	// Notification without events is a valid delivery we do not track.
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
+	Parse(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error)
 }
 
 // SourceChecker is implemented by providers that authenticate deliveries by

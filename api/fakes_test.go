@@ -17,6 +17,7 @@ import (
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
+	"github.com/payledger/payledger/providers/providertest"
 )
 
 // fakeStore is an EventStore whose behaviour each test supplies.
@@ -121,20 +122,29 @@ func (f *fakeReader) ListPayments(ctx context.Context, filter domain.PaymentFilt
 // fakeProvider is a Provider whose behaviour each test supplies.
 type fakeProvider struct {
 	name     string
-	VerifyFn func(header http.Header, query url.Values, body []byte, now time.Time) error
-	ParseFn  func(header http.Header, query url.Values, body []byte) (domain.Notification, error)
+	VerifyFn func(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error
+	ParseFn  func(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error)
 }
 
 var _ Provider = (*fakeProvider)(nil)
 
+// The providers' contract suite declares its own copy of Provider and
+// SourceChecker (providers must not import api); these keep them identical.
+var (
+	_ Provider                   = providertest.Provider(nil)
+	_ providertest.Provider      = Provider(nil)
+	_ SourceChecker              = providertest.SourceChecker(nil)
+	_ providertest.SourceChecker = SourceChecker(nil)
+)
+
 func (p *fakeProvider) Name() string { return p.name }
 
-func (p *fakeProvider) Verify(header http.Header, query url.Values, body []byte, now time.Time) error {
-	return p.VerifyFn(header, query, body, now)
+func (p *fakeProvider) Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error {
+	return p.VerifyFn(ctx, header, query, body, now)
 }
 
-func (p *fakeProvider) Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error) {
-	return p.ParseFn(header, query, body)
+func (p *fakeProvider) Parse(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error) {
+	return p.ParseFn(ctx, header, query, body)
 }
 
 // The fake provider "fakepay" signs like Stripe, in miniature:
@@ -159,9 +169,9 @@ func newFakepay(secret string) *fakeProvider {
 	return &fakeProvider{name: fakeName, VerifyFn: fakeVerify(secret), ParseFn: fakeParse}
 }
 
-func fakeVerify(secret string) func(http.Header, url.Values, []byte, time.Time) error {
+func fakeVerify(secret string) func(context.Context, http.Header, url.Values, []byte, time.Time) error {
 	const op = "fakepay: verify"
-	return func(h http.Header, _ url.Values, body []byte, now time.Time) error {
+	return func(_ context.Context, h http.Header, _ url.Values, body []byte, now time.Time) error {
 		sig := h.Get(fakeSigHeader)
 		if sig == "" {
 			return domain.Invalid(op, "missing signature header", nil)
@@ -204,7 +214,7 @@ type fakeEvent struct {
 
 // fakeParse maps a delivery to domain events. A delivery without events is
 // ignored, as a provider does with types it does not track.
-func fakeParse(h http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+func fakeParse(_ context.Context, h http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	var d fakeDelivery
 	if err := json.Unmarshal(body, &d); err != nil {
 		return domain.Notification{}, domain.Invalid("fakepay: parse", "payload is not JSON", err)

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +59,39 @@ func TestWebhookSourceAllowList(t *testing.T) {
 func TestWebhookVerifyUnavailableIs503(t *testing.T) {
 	env := newEnv(t)
 	p := newFakepay(fakeSecret)
-	p.VerifyFn = func(http.Header, url.Values, []byte, time.Time) error {
+	p.VerifyFn = func(context.Context, http.Header, url.Values, []byte, time.Time) error {
 		return domain.Unavailable("fakepay: verify", "key server unreachable", nil)
 	}
 	env.deps.Providers = []Provider{p}
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/"+fakeName, strings.NewReader(`{}`))
 	if res := serve(t, env.server(t), req); res.status != http.StatusServiceUnavailable {
 		t.Errorf("status = %d, want 503: %s", res.status, res.raw)
+	}
+}
+
+// TestWebhookPassesRequestContext: Verify and Parse run under the request's
+// context (here seen through its request ID), so a provider that calls out,
+// such as Pagar.me fetching its keys, works on the caller's behalf.
+func TestWebhookPassesRequestContext(t *testing.T) {
+	env := newEnv(t)
+	p := newFakepay(fakeSecret)
+	verify, parse := p.VerifyFn, p.ParseFn
+	var seen []string
+	p.VerifyFn = func(ctx context.Context, h http.Header, q url.Values, b []byte, now time.Time) error {
+		seen = append(seen, "verify "+requestIDFrom(ctx))
+		return verify(ctx, h, q, b, now)
+	}
+	p.ParseFn = func(ctx context.Context, h http.Header, q url.Values, b []byte) (domain.Notification, error) {
+		seen = append(seen, "parse "+requestIDFrom(ctx))
+		return parse(ctx, h, q, b)
+	}
+	env.deps.Providers = []Provider{p}
+	req := signedWebhook(succeededBody("evt_ctx-1"), testNow)
+	req.Header.Set("X-Request-Id", "req-ctx-1")
+	if res := serve(t, env.server(t), req); res.status != http.StatusOK {
+		t.Fatalf("status = %d: %s", res.status, res.raw)
+	}
+	if want := []string{"verify req-ctx-1", "parse req-ctx-1"}; !slices.Equal(seen, want) {
+		t.Errorf("calls = %q, want %q", seen, want)
 	}
 }

@@ -126,7 +126,7 @@ func auditStoredDeliveries(t *testing.T, srv http.Handler, bodies [][]byte) {
 		}
 		h := http.Header{}
 		h.Set(stripe.Header, e.Metadata.SignatureHeader)
-		if err := auditor.Verify(h, nil, raw, testNow.AddDate(1, 0, 0)); err != nil {
+		if err := auditor.Verify(t.Context(), h, nil, raw, testNow.AddDate(1, 0, 0)); err != nil {
 			t.Errorf("event %d: stored delivery does not re-verify: %v", i, err)
 		}
 		if e.StateAfter.Status != wantStatus[i] {

@@ -65,10 +65,10 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 	}
 	now := s.cfg.Now()
 	query := r.URL.Query()
-	if err := p.Verify(r.Header, query, body, now); err != nil {
+	if err := p.Verify(r.Context(), r.Header, query, body, now); err != nil {
 		return webhookResponse{}, clientError("api: verify "+name, "webhook signature verification failed", err)
 	}
-	n, err := p.Parse(r.Header, query, body)
+	n, err := p.Parse(r.Context(), r.Header, query, body)
 	if err != nil {
 		return webhookResponse{}, clientError("api: parse "+name, "malformed webhook payload", err)
 	}

@@ -50,7 +50,7 @@ func TestWebhook(t *testing.T) {
 		name        string
 		req         *http.Request
 		appendFn    func(context.Context, string, eventstore.ExpectedRevision, []eventstore.EventData) (eventstore.AppendResult, error)
-		verifyFn    func(http.Header, url.Values, []byte, time.Time) error
+		verifyFn    func(context.Context, http.Header, url.Values, []byte, time.Time) error
 		wantStatus  int
 		wantCode    string // error.code, or "" for success
 		wantOutcome string
@@ -77,11 +77,11 @@ func TestWebhook(t *testing.T) {
 		{name: "unknown provider", req: httptest.NewRequest(http.MethodPost, "/webhooks/paypal", bytes.NewReader(ok)), wantStatus: 404, wantCode: "not_found"},
 		{name: "provider name case matters", req: httptest.NewRequest(http.MethodPost, "/webhooks/FAKEPAY", bytes.NewReader(ok)), wantStatus: 404, wantCode: "not_found"},
 		{name: "provider says unauthorized", req: signedWebhook(ok, testNow), wantStatus: 401, wantCode: "unauthorized",
-			verifyFn: func(http.Header, url.Values, []byte, time.Time) error {
+			verifyFn: func(context.Context, http.Header, url.Values, []byte, time.Time) error {
 				return domain.Unauthorized("fakepay: verify", "unknown account", nil)
 			}},
 		{name: "provider fails unclassified", req: signedWebhook(ok, testNow), wantStatus: 400, wantCode: "invalid",
-			verifyFn: func(http.Header, url.Values, []byte, time.Time) error { return errors.New("boom") }},
+			verifyFn: func(context.Context, http.Header, url.Values, []byte, time.Time) error { return errors.New("boom") }},
 		{name: "store down", req: signedWebhook(ok, testNow), appendFn: storeDown, wantStatus: 503, wantCode: "unavailable", wantAppends: 1},
 		{name: "store fails unclassified", req: signedWebhook(ok, testNow), appendFn: storeBroken, wantStatus: 503, wantCode: "unavailable", wantAppends: 1},
 	}
@@ -105,14 +105,14 @@ func TestWebhook(t *testing.T) {
 			var verifyErr error
 			verified, parsed := 0, 0
 			verify, parse := p.VerifyFn, p.ParseFn
-			p.VerifyFn = func(h http.Header, q url.Values, b []byte, now time.Time) error {
+			p.VerifyFn = func(ctx context.Context, h http.Header, q url.Values, b []byte, now time.Time) error {
 				verified++
-				verifyErr = verify(h, q, b, now)
+				verifyErr = verify(ctx, h, q, b, now)
 				return verifyErr
 			}
-			p.ParseFn = func(h http.Header, q url.Values, b []byte) (domain.Notification, error) {
+			p.ParseFn = func(ctx context.Context, h http.Header, q url.Values, b []byte) (domain.Notification, error) {
 				parsed++
-				return parse(h, q, b)
+				return parse(ctx, h, q, b)
 			}
 			env.deps.Providers = []Provider{p}
 			res := serve(t, env.server(t), tc.req)

@@ -18,6 +18,7 @@ import (
 	"github.com/payledger/payledger/internal/pgtest"
 	"github.com/payledger/payledger/projections"
 	"github.com/payledger/payledger/providers/mercadopago"
+	"github.com/payledger/payledger/providers/rest"
 	"github.com/payledger/payledger/providers/stripe"
 )
 
@@ -77,8 +78,8 @@ func newEnv(t *testing.T) *env {
 // HTTP attempt per fetch so that every failure is a job retry.
 func (e *env) statusClient() *stripe.StatusClient {
 	e.t.Helper()
-	c, err := stripe.NewStatusClient(stripe.StatusConfig{BaseURL: e.api.srv.URL, SecretKey: fakeKey, MaxAttempts: 1,
-		Timeout: 5 * time.Second, Now: now})
+	c, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: fakeKey,
+		Options: rest.Options{BaseURL: e.api.srv.URL, MaxAttempts: 1, Timeout: 5 * time.Second, Now: now}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -89,8 +90,8 @@ func (e *env) statusClient() *stripe.StatusClient {
 // one HTTP attempt per fetch.
 func (e *env) mercadoPagoClient() *mercadopago.StatusClient {
 	e.t.Helper()
-	c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{BaseURL: e.api.srv.URL, AccessToken: fakeKey,
-		MaxAttempts: 1, Timeout: 5 * time.Second, Now: now})
+	c, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: fakeKey,
+		Options: rest.Options{BaseURL: e.api.srv.URL, MaxAttempts: 1, Timeout: 5 * time.Second, Now: now}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

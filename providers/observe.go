@@ -6,12 +6,10 @@ import (
 	"strings"
 )
 
-// ObservationID derives the provider event ID of an observed-status fact
-// from what was observed (payment ID, status, status detail, refunded
-// amount, provider's last-updated time, …), so fetching the same state twice
-// yields the same ID and the store keeps it once, while any change of state
-// is a new fact. The parts are joined with a separator that cannot occur in
-// them unescaped, so ("a","bc") and ("ab","c") differ.
+// ObservationID derives the provider event ID of an observed-status fact from
+// what was observed (payment ID, status, amounts, last-updated time, …), so
+// the same state fetched twice is stored once and any change is a new fact.
+// Parts are joined unambiguously: ("a","bc") and ("ab","c") differ.
 func ObservationID(parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {

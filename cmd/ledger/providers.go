@@ -11,6 +11,7 @@ import (
 	"github.com/payledger/payledger/providers/asaas"
 	"github.com/payledger/payledger/providers/mercadopago"
 	"github.com/payledger/payledger/providers/pagarme"
+	"github.com/payledger/payledger/providers/rest"
 	"github.com/payledger/payledger/providers/stripe"
 )
 
@@ -57,7 +58,7 @@ func stripeProvider() provider {
 			if c.StripeAPIKey == "" {
 				return nil, nil
 			}
-			s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, BaseURL: c.StripeAPIBase})
+			s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{BaseURL: c.StripeAPIBase}})
 			return s, err
 		},
 	}
@@ -93,7 +94,7 @@ func mercadoPagoProvider() provider {
 			if len(mp.Secrets) == 0 || mp.AccessToken == "" {
 				return nil, nil
 			}
-			s, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, BaseURL: mp.APIBase})
+			s, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, Options: rest.Options{BaseURL: mp.APIBase}})
 			return s, err
 		},
 		enrich: true,
@@ -134,7 +135,8 @@ func asaasProvider() provider {
 			if as.APIKey == "" {
 				return nil, nil
 			}
-			s, err := asaas.NewStatusClient(asaas.StatusConfig{APIKey: as.APIKey, BaseURL: as.APIBase, UserAgent: as.UserAgent})
+			s, err := asaas.NewStatusClient(asaas.StatusConfig{APIKey: as.APIKey,
+				Options: rest.Options{BaseURL: as.APIBase, UserAgent: as.UserAgent}})
 			return s, err
 		},
 	}
@@ -185,7 +187,7 @@ func pagarmeProvider() provider {
 			if c.Pagarme.APIKey == "" {
 				return nil, nil
 			}
-			s, err := pagarme.NewStatusClient(pagarme.StatusConfig{SecretKey: c.Pagarme.APIKey, BaseURL: c.Pagarme.APIBase})
+			s, err := pagarme.NewStatusClient(pagarme.StatusConfig{SecretKey: c.Pagarme.APIKey, Options: rest.Options{BaseURL: c.Pagarme.APIBase}})
 			return s, err
 		},
 	}

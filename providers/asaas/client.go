@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/providers"
@@ -28,21 +27,12 @@ const EventTypeAPIPayment = "api.payment"
 
 // StatusConfig configures a StatusClient.
 type StatusConfig struct {
-	// BaseURL is the API root; empty means DefaultBaseURL.
-	BaseURL string
 	// APIKey is the account's API key ("$aact_…"), sent as access_token.
 	APIKey string
-	// UserAgent is the mandatory User-Agent; empty means DefaultUserAgent.
-	UserAgent string
-	// Timeout bounds one attempt; MaxAttempts bounds the attempts of one
-	// fetch (retries on network errors, 408, 429 and 5xx, honouring
-	// Retry-After). Zero means the providers/rest defaults.
-	Timeout     time.Duration
-	MaxAttempts int
-	// Now dates observations (Asaas has no last-updated time); nil means time.Now.
-	Now func() time.Time
-	// HTTPClient is the transport; nil means a default client.
-	HTTPClient *http.Client
+	// Options are the HTTP settings; BaseURL defaults to DefaultBaseURL,
+	// UserAgent (mandatory for Asaas) to DefaultUserAgent, and Now dates
+	// observations (Asaas has no last-updated time).
+	rest.Options
 }
 
 // StatusClient fetches Asaas's current view of a payment. It is safe for
@@ -50,7 +40,6 @@ type StatusConfig struct {
 // blocked, so callers should fetch on events and reconcile sparingly.
 type StatusClient struct {
 	api *rest.Client
-	now func() time.Time
 }
 
 // NewStatusClient returns a client for cfg. It fails without an API key, on
@@ -60,39 +49,29 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if err := rest.CheckSecret("API key", cfg.APIKey); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	switch {
-	case strings.TrimSpace(cfg.UserAgent) != cfg.UserAgent:
+	if strings.TrimSpace(cfg.UserAgent) != cfg.UserAgent {
 		return nil, errors.New(op + ": User-Agent has leading or trailing whitespace")
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	key := cfg.APIKey
-	api, err := rest.New(rest.Config{Provider: ProviderName, BaseURL: cfg.BaseURL, Timeout: cfg.Timeout,
-		MaxAttempts: cfg.MaxAttempts, UserAgent: cfg.UserAgent, HTTPClient: cfg.HTTPClient,
+	api, err := rest.New(rest.Config{Provider: ProviderName, DefaultBaseURL: DefaultBaseURL, Options: cfg.Options,
 		Authorize: func(r *http.Request) { r.Header.Set("access_token", key) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return &StatusClient{api: api, now: cfg.Now}, nil
+	return &StatusClient{api: api}, nil
 }
 
 // Name returns "asaas".
 func (c *StatusClient) Name() string { return ProviderName }
 
 // FetchStatus GETs /v3/payments/{id} and returns what Asaas says as an
-// observation. Its ProviderEventID is derived from the observed content
-// (payment ID, status, detail, refunded and asked-for amounts), so fetching
-// the same state twice yields one stored fact; it is dated now, because the
-// payment object has no last-updated time. Errors name the provider and the
-// payment: a *rest.Error for transport and HTTP failures (404 wraps
-// domain.ErrUnknownPayment), KindInvalid for an ID or an answer we cannot use.
+// observation, dated now (the payment has no last-updated time) and with a
+// ProviderEventID derived from the observed content, so the same state
+// fetched twice is one fact. Transport and HTTP failures are *rest.Error (404
+// wraps domain.ErrUnknownPayment); an ID or answer we cannot use is KindInvalid.
 func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error) {
 	op := "asaas: fetch payment " + strconv.Quote(truncate(providerPaymentID))
 	if err := checkID("payment id", providerPaymentID); err != nil {
@@ -119,7 +98,7 @@ func (c *StatusClient) observe(op string, pay payment) (*domain.PaymentStatusObs
 		st, detail = domain.StatusCancelled, DetailDeleted
 	}
 	meta := domain.Meta{Provider: ProviderName, ProviderEventType: EventTypeAPIPayment,
-		ProviderPaymentID: pay.ID, OccurredAt: c.now().UTC()}
+		ProviderPaymentID: pay.ID, OccurredAt: c.api.Now().UTC()}
 	obs, err := snapshot(op, meta, pay, st, pay.Status, detail)
 	if err != nil {
 		return nil, err

@@ -146,7 +146,7 @@ func newClient(t *testing.T, f *fakeAPI, cfg StatusConfig) *StatusClient {
 
 func TestFetchStatusEveryStatus(t *testing.T) {
 	f := newFakeAPI(t, testUserAgent)
-	c := newClient(t, f, StatusConfig{UserAgent: testUserAgent})
+	c := newClient(t, f, StatusConfig{Options: rest.Options{UserAgent: testUserAgent}})
 	tests := []struct {
 		status   string
 		e        edits
@@ -211,7 +211,7 @@ func TestFetchStatusEveryStatus(t *testing.T) {
 func TestFetchStatusObservationID(t *testing.T) {
 	f := newFakeAPI(t, "payledger")
 	now := fetchedAt
-	c := newClient(t, f, StatusConfig{Now: func() time.Time { now = now.Add(time.Minute); return now }})
+	c := newClient(t, f, StatusConfig{Options: rest.Options{Now: func() time.Time { now = now.Add(time.Minute); return now }}})
 	const id = "pay_080225913252"
 	fetch := func(e edits) *domain.PaymentStatusObserved {
 		t.Helper()
@@ -261,17 +261,17 @@ func TestFetchStatusErrors(t *testing.T) {
 	}{
 		{name: "404", id: id, wantKind: domain.KindNotFound, wantIs: domain.ErrUnknownPayment, wantCalls: 1, wantHTTP: 404},
 		{name: "5xx outage", id: id, answers: []answer{{status: 503, body: []byte("<html>down</html>")}},
-			cfg: StatusConfig{MaxAttempts: 2}, wantKind: domain.KindUnavailable, wantCalls: 2, wantHTTP: 503},
+			cfg: StatusConfig{Options: rest.Options{MaxAttempts: 2}}, wantKind: domain.KindUnavailable, wantCalls: 2, wantHTTP: 503},
 		{name: "500 then 502 then 504", id: id, answers: []answer{{status: 500}, {status: 502}, {status: 504}},
-			cfg: StatusConfig{MaxAttempts: 3}, wantKind: domain.KindUnavailable, wantCalls: 3, wantHTTP: 504},
+			cfg: StatusConfig{Options: rest.Options{MaxAttempts: 3}}, wantKind: domain.KindUnavailable, wantCalls: 3, wantHTTP: 504},
 		{name: "429 with a Retry-After too long", id: id, answers: []answer{{status: 429, retryAfter: "3600"}},
-			cfg: StatusConfig{MaxAttempts: 3}, wantKind: domain.KindUnavailable, wantCalls: 1, wantHTTP: 429},
+			cfg: StatusConfig{Options: rest.Options{MaxAttempts: 3}}, wantKind: domain.KindUnavailable, wantCalls: 1, wantHTTP: 429},
 		{name: "timeout", id: id, answers: []answer{{hang: true}},
-			cfg: StatusConfig{MaxAttempts: 1, Timeout: 50 * time.Millisecond}, wantKind: domain.KindUnavailable, wantCalls: 1, wantHTTP: 0},
+			cfg: StatusConfig{Options: rest.Options{MaxAttempts: 1, Timeout: 50 * time.Millisecond}}, wantKind: domain.KindUnavailable, wantCalls: 1, wantHTTP: 0},
 		{name: "wrong API key is not retried", id: id, answers: []answer{ok(apiPayment(t, nil))},
 			cfg: StatusConfig{APIKey: "$aact_revoked"}, wantKind: domain.KindInternal, wantCalls: 1, wantHTTP: 401},
 		{name: "refused User-Agent is not retried", id: id, answers: []answer{ok(apiPayment(t, nil))},
-			cfg: StatusConfig{UserAgent: "someone-else"}, wantKind: domain.KindInternal, wantCalls: 1, wantHTTP: 403},
+			cfg: StatusConfig{Options: rest.Options{UserAgent: "someone-else"}}, wantKind: domain.KindInternal, wantCalls: 1, wantHTTP: 403},
 		{name: "not JSON", id: id, answers: []answer{ok([]byte("<html>"))}, wantKind: domain.KindInvalid, wantCalls: 1, wantHTTP: 200},
 		{name: "another payment", id: id, answers: []answer{ok(apiPayment(t, edits{"id": "pay_other"}))},
 			wantKind: domain.KindInvalid, wantCalls: 1, wantHTTP: -1, wantMsg: `the answer is about payment "pay_other"`},
@@ -322,7 +322,7 @@ func TestFetchStatusRetryAfter(t *testing.T) {
 	const id = "pay_080225913252"
 	f := newFakeAPI(t, "payledger")
 	f.set(id, answer{status: 429, retryAfter: "1", body: []byte(`{"errors":[{"code":"rate_limit"}]}`)}, ok(apiPayment(t, nil)))
-	c := newClient(t, f, StatusConfig{MaxAttempts: 2})
+	c := newClient(t, f, StatusConfig{Options: rest.Options{MaxAttempts: 2}})
 	obs, err := c.FetchStatus(context.Background(), id)
 	if err != nil {
 		t.Fatalf("FetchStatus() error = %v", err)
@@ -347,7 +347,7 @@ func TestFetchStatusCancelled(t *testing.T) {
 	const id = "pay_080225913252"
 	f := newFakeAPI(t, "payledger")
 	f.set(id, answer{status: 503})
-	c := newClient(t, f, StatusConfig{MaxAttempts: 10})
+	c := newClient(t, f, StatusConfig{Options: rest.Options{MaxAttempts: 10}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := c.FetchStatus(ctx, id); !errors.Is(err, context.Canceled) {
@@ -362,11 +362,11 @@ func TestNewStatusClient(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", cfg: StatusConfig{APIKey: testAPIKey}},
-		{name: "sandbox", cfg: StatusConfig{APIKey: testAPIKey, BaseURL: "https://api-sandbox.asaas.com/"}},
+		{name: "sandbox", cfg: StatusConfig{APIKey: testAPIKey, Options: rest.Options{BaseURL: "https://api-sandbox.asaas.com/"}}},
 		{name: "no key", cfg: StatusConfig{}, wantErr: "no API key"},
 		{name: "key with newline", cfg: StatusConfig{APIKey: testAPIKey + "\n"}, wantErr: "API key has leading or trailing whitespace"},
-		{name: "user agent with space", cfg: StatusConfig{APIKey: testAPIKey, UserAgent: " ua"}, wantErr: "User-Agent"},
-		{name: "bad base URL", cfg: StatusConfig{APIKey: testAPIKey, BaseURL: "api.asaas.com"}, wantErr: "not an http(s) URL"},
+		{name: "user agent with space", cfg: StatusConfig{APIKey: testAPIKey, Options: rest.Options{UserAgent: " ua"}}, wantErr: "User-Agent"},
+		{name: "bad base URL", cfg: StatusConfig{APIKey: testAPIKey, Options: rest.Options{BaseURL: "api.asaas.com"}}, wantErr: "not an http(s) URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package asaas_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -22,8 +23,8 @@ func ExampleProvider_Parse() {
 	h.Set(asaas.Header, "tok_old")
 
 	fmt.Println(p.AllowSource(netip.MustParseAddr("52.67.12.206")), p.AllowSource(netip.MustParseAddr("203.0.113.7")))
-	fmt.Println(p.Verify(h, nil, body, time.Now()))
-	n, err := p.Parse(h, nil, body)
+	fmt.Println(p.Verify(context.Background(), h, nil, body, time.Now()))
+	n, err := p.Parse(context.Background(), h, nil, body)
 	if err != nil {
 		panic(err)
 	}

@@ -21,7 +21,7 @@ func TestLifecycleFolds(t *testing.T) {
 	}
 	var events []domain.Event
 	for _, d := range deliveries {
-		n, err := p.Parse(nil, nil, payload(t, d))
+		n, err := p.Parse(t.Context(), nil, nil, payload(t, d))
 		if err != nil {
 			t.Fatalf("Parse(%v): %v", d["event"], err)
 		}

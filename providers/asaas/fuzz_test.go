@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers/rest"
 )
 
 func FuzzVerify(f *testing.F) {
@@ -26,11 +27,11 @@ func FuzzVerify(f *testing.F) {
 		}
 		p := newProvider(t, Config{Tokens: []string{tok1, tok2}})
 		for _, tok := range []string{tok1, tok2} {
-			if err := p.Verify(tokenHeader(tok), nil, nil, time.Time{}); err != nil {
+			if err := p.Verify(t.Context(), tokenHeader(tok), nil, nil, time.Time{}); err != nil {
 				t.Fatalf("configured token rejected: %v", err)
 			}
 		}
-		err := p.Verify(tokenHeader(got), nil, nil, time.Time{})
+		err := p.Verify(t.Context(), tokenHeader(got), nil, nil, time.Time{})
 		if want := got != "" && (got == tok1 || got == tok2); (err == nil) != want {
 			t.Fatalf("Verify(%q) with tokens %q, %q = %v; want accepted=%v", got, tok1, tok2, err, want)
 		}
@@ -66,14 +67,14 @@ func FuzzParse(f *testing.F) {
 	}
 	p := newProvider(f, Config{Tokens: []string{testToken}})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		n, err := p.Parse(tokenHeader(testToken), nil, body)
+		n, err := p.Parse(t.Context(), tokenHeader(testToken), nil, body)
 		if err != nil {
 			if domain.KindOf(err) != domain.KindInvalid || domain.MessageOf(err) == "" {
 				t.Fatalf("Parse error %v is not KindInvalid with a message", err)
 			}
 			return
 		}
-		again, err := p.Parse(nil, nil, body)
+		again, err := p.Parse(t.Context(), nil, nil, body)
 		if err != nil || !reflect.DeepEqual(n, again) {
 			t.Fatalf("Parse is not deterministic: %+v, %v", again, err)
 		}
@@ -104,7 +105,7 @@ func FuzzStatusMapper(f *testing.F) {
 	f.Add("received", "1.10", "0.001", false)
 	f.Add("PENDING", "0.005", "", true)
 	f.Add("", "-1", "1", false)
-	c, err := NewStatusClient(StatusConfig{APIKey: "k", Now: func() time.Time { return fetchedAt }})
+	c, err := NewStatusClient(StatusConfig{APIKey: "k", Options: rest.Options{Now: func() time.Time { return fetchedAt }}})
 	if err != nil {
 		f.Fatal(err)
 	}

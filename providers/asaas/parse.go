@@ -2,6 +2,7 @@ package asaas
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -31,14 +32,12 @@ type envelope struct {
 	Payment     json.RawMessage `json:"payment"`
 }
 
-// Parse maps a verified Asaas webhook to a Notification with at most one
-// event: a PaymentStatusObserved for a lifecycle event, a PaymentNotified
-// for an informational or unknown PAYMENT_* event. A non-payment event is
-// ignored. Malformed JSON, a missing or invalid id, event, dateCreated or
-// payment.id, or a bad amount of a lifecycle event is a domain.KindInvalid
-// error. SignatureHeader stays empty: Asaas's header is a bearer token, not
-// a signature, and must not be stored. Header and query are unused.
-func (p *Provider) Parse(_ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+// Parse maps a verified webhook to at most one event: a PaymentStatusObserved
+// for a lifecycle event, a PaymentNotified for an informational or unknown
+// PAYMENT_* event, none for other families. A malformed envelope, payment ID
+// or lifecycle amount is KindInvalid. SignatureHeader stays empty because the
+// Asaas header is a bearer token, which must not be stored.
+func (p *Provider) Parse(_ context.Context, _ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return domain.Notification{}, decodeError("webhook JSON", err)
@@ -126,13 +125,10 @@ func decodePayment(raw json.RawMessage) (payment, error) {
 }
 
 // occurredAt reads dateCreated as wall time in the provider's location and
-// returns it in UTC. Around a daylight-saving change Go picks one of the two
-// offsets involved: a wall time skipped by the change is read with the offset
-// in force after it (São Paulo's 2018-11-04 00:30, which never existed, is
-// 02:30 UTC), and a wall time that happened twice is its first occurrence
-// (2019-02-16 23:30 is 01:30 UTC, not 02:30). Brazil has had no DST since
-// 2019, so only old events are affected, by an hour at most. A timestamp with
-// an explicit offset (RFC 3339), should Asaas ever send one, is honoured.
+// returns it in UTC; an explicit RFC 3339 offset is honoured. Around a DST
+// change Go takes the later offset for a skipped wall time and the first
+// occurrence of a repeated one; Brazil has had no DST since 2019, so only
+// old events can be an hour off.
 func (p *Provider) occurredAt(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, invalid("dateCreated is missing")

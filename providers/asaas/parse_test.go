@@ -95,7 +95,7 @@ func TestParseEvents(t *testing.T) {
 	p := newProvider(t, Config{Tokens: []string{testToken}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(tokenHeader(testToken), nil, tt.body)
+			n, err := p.Parse(t.Context(), tokenHeader(testToken), nil, tt.body)
 			if err != nil {
 				t.Fatalf("Parse() error = %v", err)
 			}
@@ -147,7 +147,7 @@ func TestParseIgnored(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(nil, nil, []byte(tt.body))
+			n, err := p.Parse(t.Context(), nil, nil, []byte(tt.body))
 			if err != nil {
 				t.Fatalf("Parse() error = %v", err)
 			}
@@ -194,7 +194,7 @@ func TestParseDateCreated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := tt.p.Parse(nil, nil, payload(t, edits{"dateCreated": tt.date}))
+			n, err := tt.p.Parse(t.Context(), nil, nil, payload(t, edits{"dateCreated": tt.date}))
 			if tt.wantErr != "" {
 				if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Parse() = %v, want KindInvalid mentioning %q", err, tt.wantErr)
@@ -253,7 +253,7 @@ func TestParseAmounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(nil, nil, payload(t, tt.e))
+			n, err := p.Parse(t.Context(), nil, nil, payload(t, tt.e))
 			if tt.wantErr != "" {
 				if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Parse() = %v, want KindInvalid mentioning %q", err, tt.wantErr)
@@ -301,7 +301,7 @@ func TestParseMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(nil, nil, tt.body)
+			n, err := p.Parse(t.Context(), nil, nil, tt.body)
 			if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Parse() = %+v, %v; want KindInvalid mentioning %q", n, err, tt.wantErr)
 			}
@@ -312,7 +312,7 @@ func TestParseMalformed(t *testing.T) {
 // TestParseLenient: Asaas adds attributes at any time; they change nothing.
 func TestParseLenient(t *testing.T) {
 	p := newProvider(t, Config{Tokens: []string{testToken}})
-	plain, err := p.Parse(nil, nil, payload(t, nil))
+	plain, err := p.Parse(t.Context(), nil, nil, payload(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestParseLenient(t *testing.T) {
 		"payment.deleted":       nil,
 		"payment.originalValue": nil,
 	})
-	got, err := p.Parse(tokenHeader(testToken), nil, extra)
+	got, err := p.Parse(t.Context(), tokenHeader(testToken), nil, extra)
 	if err != nil {
 		t.Fatalf("Parse() with extra fields: %v", err)
 	}
@@ -353,18 +353,18 @@ func describe(n domain.Notification) string {
 func TestParseWithoutEventID(t *testing.T) {
 	p := newProvider(t, Config{Tokens: []string{"tok"}})
 	body := payload(t, edits{"id": remove{}})
-	a, err := p.Parse(nil, nil, body)
+	a, err := p.Parse(t.Context(), nil, nil, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := p.Parse(nil, nil, append([]byte(nil), body...))
+	b, err := p.Parse(t.Context(), nil, nil, append([]byte(nil), body...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.ProviderEventID == "" || a.ProviderEventID != b.ProviderEventID || len(a.Events) != 1 {
 		t.Fatalf("derived IDs %q and %q for one delivery", a.ProviderEventID, b.ProviderEventID)
 	}
-	other, err := p.Parse(nil, nil, payload(t, edits{"id": remove{}, "event": "PAYMENT_CONFIRMED"}))
+	other, err := p.Parse(t.Context(), nil, nil, payload(t, edits{"id": remove{}, "event": "PAYMENT_CONFIRMED"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,12 +63,10 @@ func refundedDone(op string, refunds []refund) (int64, error) {
 	return sum, nil
 }
 
-// snapshot builds the observed state of p in status st. Amount is the
-// payment's value; AmountCaptured is the value once money moved;
-// AmountRefunded is the value when fully refunded, else the DONE refunds.
-// A payment Asaas still calls paid but with DONE refunds (a partial refund
-// leaves payment.status RECEIVED) is reported as partially refunded (or
-// refunded when they reach the value), so status and totals agree.
+// snapshot builds the observed state of p in status st: Amount is the value,
+// AmountCaptured the value once money moved, AmountRefunded the value when
+// fully refunded or else the DONE refunds. A "paid" payment with DONE refunds
+// is reported partially refunded (or refunded), so status and totals agree.
 func snapshot(op string, meta domain.Meta, p payment, st domain.Status, providerStatus, detail string) (*domain.PaymentStatusObserved, error) {
 	value, err := centavos(op, "payment.value", p.Value)
 	if err != nil {

@@ -1,39 +1,11 @@
 package asaas
 
 import (
-	"context"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/payledger/payledger/domain"
-)
-
-// provider and sourceChecker are the interfaces api declares for webhook
-// providers; statusFetcher is the one jobs declares. The assertions keep
-// this package satisfying them exactly.
-type provider interface {
-	Name() string
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
-}
-
-type sourceChecker interface {
-	AllowSource(ip netip.Addr) bool
-}
-
-type statusFetcher interface {
-	Name() string
-	FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error)
-}
-
-var (
-	_ provider      = (*Provider)(nil)
-	_ sourceChecker = (*Provider)(nil)
-	_ statusFetcher = (*StatusClient)(nil)
 )
 
 const testToken = "whtok_7f3a9c1e5b2d4f60a8e1c3b5d7f9a2c4"

@@ -1,6 +1,7 @@
 package asaas
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -20,16 +21,12 @@ var (
 	ErrWrongToken = errors.New("wrong access token")
 )
 
-// Verify authenticates a delivery by its asaas-access-token header, compared
-// in constant time with every configured token: each comparison is of two
-// SHA-256 digests, so its time depends on neither the token's content nor its
-// length, and all tokens are compared whatever matched. The value is compared
-// as received: net/http already strips the optional whitespace around header
-// values, so a token with surrounding spaces is a different token. When a
-// header is repeated, the first value counts. Query, body and clock are
-// unused: Asaas signs nothing. Failures are domain.KindUnauthorized errors
-// wrapping ErrNoToken or ErrWrongToken; they never include the token.
-func (p *Provider) Verify(header http.Header, _ url.Values, _ []byte, _ time.Time) error {
+// Verify authenticates a delivery by its asaas-access-token header (the
+// first value, as received), comparing SHA-256 digests with every configured
+// token in constant time, whatever matched. Failures are KindUnauthorized
+// errors wrapping ErrNoToken or ErrWrongToken that never quote the token;
+// query, body and clock are unused because Asaas signs nothing.
+func (p *Provider) Verify(_ context.Context, header http.Header, _ url.Values, _ []byte, _ time.Time) error {
 	const op = "asaas: verify"
 	got := header.Get(Header)
 	if got == "" {

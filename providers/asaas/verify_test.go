@@ -41,7 +41,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.p.Verify(tt.header, nil, body, time.Time{})
+			err := tt.p.Verify(t.Context(), tt.header, nil, body, time.Time{})
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want nil", err)

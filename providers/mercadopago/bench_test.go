@@ -24,7 +24,7 @@ func BenchmarkVerify(b *testing.B) {
 			h, q := headers(bc.sig, vectorRequestID), queryOf(bc.id)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := p.Verify(h, q, nil, now); err != nil {
+				if err := p.Verify(b.Context(), h, q, nil, now); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -39,7 +39,7 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, err := p.Parse(h, q, body); err != nil {
+		if _, err := p.Parse(b.Context(), h, q, body); err != nil {
 			b.Fatal(err)
 		}
 	}

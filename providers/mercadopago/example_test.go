@@ -1,6 +1,7 @@
 package mercadopago_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -27,9 +28,9 @@ func ExampleProvider_Verify() {
 	h.Set(mercadopago.Header, mercadopago.Sign("mp_secret", "999999999", "req-1", "1772370000000")) // milliseconds
 	signedAt := time.UnixMilli(1772370000000)
 
-	fmt.Println(p.Verify(h, query, body, signedAt.Add(time.Minute)))
-	fmt.Println(p.Verify(h, query, body, signedAt.Add(2*time.Hour)))
-	n, err := p.Parse(h, query, body)
+	fmt.Println(p.Verify(context.Background(), h, query, body, signedAt.Add(time.Minute)))
+	fmt.Println(p.Verify(context.Background(), h, query, body, signedAt.Add(2*time.Hour)))
+	n, err := p.Parse(context.Background(), h, query, body)
 	fmt.Println(n.Events[0].EventType(), n.Events[0].EventMeta().ProviderPaymentID, err)
 	// Output:
 	// <nil>

@@ -73,10 +73,10 @@ func FuzzVerify(f *testing.F) {
 			at := sh.Time()
 			for _, signedID := range []string{dataID, strings.ToLower(dataID)} {
 				good := headers(Sign(secret, signedID, requestID, ts), requestID)
-				if err := p.Verify(good, query, nil, at.Add(time.Duration(skewMs)*time.Millisecond)); err != nil {
+				if err := p.Verify(t.Context(), good, query, nil, at.Add(time.Duration(skewMs)*time.Millisecond)); err != nil {
 					t.Fatalf("Verify(Sign(%q, %q, %q)): %v", signedID, requestID, ts, err)
 				}
-				if err := strict.Verify(good, query, nil, at); err != nil {
+				if err := strict.Verify(t.Context(), good, query, nil, at); err != nil {
 					t.Fatalf("Verify(Sign(%q, %q, %q)) at signing time with MaxAge: %v", signedID, requestID, ts, err)
 				}
 			}
@@ -85,8 +85,8 @@ func FuzzVerify(f *testing.F) {
 		// MaxAge only ever adds rejections, and every failure is a
 		// KindInvalid error with a known cause.
 		now := time.Unix(1704908010, 0).Add(time.Duration(skewMs) * time.Millisecond)
-		lenientErr := p.Verify(hdr, query, nil, now)
-		strictErr := strict.Verify(hdr, query, nil, now)
+		lenientErr := p.Verify(t.Context(), hdr, query, nil, now)
+		strictErr := strict.Verify(t.Context(), hdr, query, nil, now)
 		if lenientErr != nil && strictErr == nil {
 			t.Fatalf("header %q: accepted with MaxAge, rejected without: %v", header, lenientErr)
 		}
@@ -103,7 +103,7 @@ func FuzzVerify(f *testing.F) {
 		// Errors do not depend on the secret's value: no secret leaks.
 		if lenientErr != nil {
 			other := newProvider(t, Config{Secrets: []string{secret + "-other"}})
-			if err := other.Verify(hdr, query, nil, now); err == nil || err.Error() != lenientErr.Error() {
+			if err := other.Verify(t.Context(), hdr, query, nil, now); err == nil || err.Error() != lenientErr.Error() {
 				t.Fatalf("header %q: error with another secret %v, with the secret %v", header, err, lenientErr)
 			}
 		}
@@ -120,7 +120,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":1,"type":"payment","date_created":"9999-12-31T23:00:00-05:00","data":{"id":"1"}}`), "1")
 	p := newProvider(f, Config{Secrets: []string{vectorSecret}})
 	f.Fuzz(func(t *testing.T, body []byte, dataID string) {
-		n, err := p.Parse(headers(vectorHeader, vectorRequestID), url.Values{QueryDataID: {dataID}}, body)
+		n, err := p.Parse(t.Context(), headers(vectorHeader, vectorRequestID), url.Values{QueryDataID: {dataID}}, body)
 		if err != nil {
 			if domain.KindOf(err) != domain.KindInvalid || domain.MessageOf(err) == "" {
 				t.Fatalf("Parse error %v is not KindInvalid with a message", err)

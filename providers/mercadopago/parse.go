@@ -2,6 +2,7 @@ package mercadopago
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -32,16 +33,12 @@ type envelope struct {
 	} `json:"data"`
 }
 
-// Parse maps a verified notification to a Notification. The body carries no
-// status or amount, so a "payment" notification becomes one
-// domain.PaymentNotified (the status is fetched afterwards by the
-// StatusClient); other topics are ignored with a reason.
-//
-// The payment is named by the URL's data.id, the only signed field: a
-// payment notification without one, or whose body names another payment, is
-// a domain.KindInvalid error, as are malformed JSON, a missing id, a missing
-// type and action, and a missing or malformed date_created.
-func (p *Provider) Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error) {
+// Parse maps a verified notification: a "payment" one becomes one
+// domain.PaymentNotified named by the URL's signed data.id (the status is
+// fetched afterwards), other topics are ignored with a reason. A payment
+// notification without data.id or whose body names another payment is
+// KindInvalid, as is a malformed envelope.
+func (p *Provider) Parse(_ context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error) {
 	env, err := decodeEnvelope(body)
 	if err != nil {
 		return domain.Notification{}, err

@@ -120,7 +120,7 @@ func TestParse(t *testing.T) {
 	p := newProvider(t, Config{Secrets: []string{vectorSecret}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(headers(vectorHeader, vectorRequestID), tt.query, tt.body)
+			n, err := p.Parse(t.Context(), headers(vectorHeader, vectorRequestID), tt.query, tt.body)
 			if tt.wantErr != "" {
 				if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(domain.MessageOf(err), tt.wantErr) {
 					t.Fatalf("Parse() = %+v, %v; want KindInvalid mentioning %q", n, err, tt.wantErr)

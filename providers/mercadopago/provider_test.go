@@ -1,34 +1,12 @@
 package mercadopago
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/payledger/payledger/domain"
-)
-
-// provider is the interface api declares for webhook providers; the
-// assertion keeps *Provider satisfying it exactly.
-type provider interface {
-	Name() string
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
-}
-
-// statusFetcher is the interface the jobs package declares.
-type statusFetcher interface {
-	Name() string
-	FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error)
-}
-
-var (
-	_ provider      = (*Provider)(nil)
-	_ statusFetcher = (*StatusClient)(nil)
 )
 
 // The spec's MP-B vector (providers.md §2.2), with the secret of Mercado

@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
-// Causes of verification failures, for errors.Is (metrics, tests). They sit
-// under a domain.KindInvalid error whose message gives the details; they
-// follow the reasons Mercado Pago's Go SDK distinguishes.
+// Causes of verification failures, for errors.Is: the providers sentinels
+// and one of this package, under a domain.KindInvalid error. They follow the
+// reasons Mercado Pago's Go SDK distinguishes.
 var (
 	// ErrNotSigned: the x-signature header is missing or blank.
-	ErrNotSigned = errors.New("not signed")
+	ErrNotSigned = providers.ErrNotSigned
 	// ErrInvalidHeader: the header has no usable ts, or a ts that is not a
 	// decimal integer, or more than one.
-	ErrInvalidHeader = errors.New("invalid signature header")
+	ErrInvalidHeader = providers.ErrInvalidHeader
 	// ErrInvalidQuery: the URL carries data.id more than once, so which ID
 	// was signed is ambiguous.
 	ErrInvalidQuery = errors.New("invalid notification query")
 	// ErrNoValidSignature: no v1 signature matches any configured secret.
-	ErrNoValidSignature = errors.New("no valid signature")
+	ErrNoValidSignature = providers.ErrNoValidSignature
 	// ErrTooOld: the signature is valid but its ts is older than MaxAge.
-	ErrTooOld = errors.New("signature too old")
+	ErrTooOld = providers.ErrTooOld
 )
 
 // signingScheme is the only signature version we check. Like the SDKs we
@@ -62,13 +63,10 @@ func (h SignatureHeader) Time() time.Time {
 }
 
 // ParseSignatureHeader parses an x-signature value such as
-// "ts=1704908010,v1=c041…" with the rules of Mercado Pago's SDKs: the value is
-// split on ',', each part on its first '=', key and value are trimmed and the
-// key lower-cased; parts without '=' or with an empty key or value are
-// skipped, as are unknown keys and vN keys other than v1. ts must appear
-// exactly once as a decimal integer; v1 values that are not hex are skipped
-// (another may still match). The error is domain.KindInvalid and wraps
-// ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
+// "ts=1704908010,v1=c041…" with the rules of Mercado Pago's SDKs: parts split
+// on ',' and their first '=', trimmed, keys lower-cased, unknown keys and
+// non-hex v1 values skipped, and exactly one decimal ts. The error is
+// KindInvalid wrapping ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
 func ParseSignatureHeader(h string) (SignatureHeader, error) {
 	return parseSignatureHeader("mercadopago: parse signature header", h)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/providers/rest"
@@ -17,29 +16,20 @@ const DefaultAPIBase = "https://api.mercadopago.com"
 
 // StatusConfig configures a StatusClient.
 type StatusConfig struct {
-	// BaseURL is the API root (LEDGER_MERCADOPAGO_API_BASE); default
-	// DefaultAPIBase. Tests point it at a fake.
-	BaseURL string
 	// AccessToken is the application's access token ("APP_USR-…", or
 	// "TEST-…"; LEDGER_MERCADOPAGO_ACCESS_TOKEN), sent as a Bearer token.
 	// Required.
 	AccessToken string
-	// Timeout bounds one attempt; MaxAttempts bounds the attempts of one
-	// fetch. Zero values take providers/rest's defaults.
-	Timeout     time.Duration
-	MaxAttempts int
-	// Now stamps an observation when the answer has no date_last_updated;
-	// default time.Now.
-	Now func() time.Time
-	// HTTPClient defaults to providers/rest's client.
-	HTTPClient *http.Client
+	// Options are the HTTP settings; BaseURL (LEDGER_MERCADOPAGO_API_BASE)
+	// defaults to DefaultAPIBase, and Now stamps an observation whose answer
+	// has no date_last_updated.
+	rest.Options
 }
 
 // StatusClient fetches Mercado Pago's current view of a payment. It is safe
 // for concurrent use.
 type StatusClient struct {
 	api *rest.Client
-	now func() time.Time
 }
 
 // NewStatusClient validates cfg and applies defaults. An empty access token,
@@ -48,37 +38,27 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if err := rest.CheckSecret("access token", cfg.AccessToken); err != nil {
 		return nil, fmt.Errorf("mercadopago: new status client: %w", err)
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultAPIBase
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	auth := "Bearer " + cfg.AccessToken
 	api, err := rest.New(rest.Config{
-		Provider:    ProviderName,
-		BaseURL:     cfg.BaseURL,
-		Timeout:     cfg.Timeout,
-		MaxAttempts: cfg.MaxAttempts,
-		Authorize:   func(r *http.Request) { r.Header.Set("Authorization", auth) },
-		HTTPClient:  cfg.HTTPClient,
+		Provider:       ProviderName,
+		DefaultBaseURL: DefaultAPIBase,
+		Options:        cfg.Options,
+		Authorize:      func(r *http.Request) { r.Header.Set("Authorization", auth) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mercadopago: new status client: %w", err)
 	}
-	return &StatusClient{api: api, now: cfg.Now}, nil
+	return &StatusClient{api: api}, nil
 }
 
 // Name returns "mercadopago".
 func (c *StatusClient) Name() string { return ProviderName }
 
 // FetchStatus GETs /v1/payments/{id} and returns what Mercado Pago says as a
-// domain.PaymentStatusObserved whose ProviderEventID is derived from the
-// observed state (see the package doc). Failures are *rest.Error values
-// naming the provider and the payment: 404 wraps domain.ErrUnknownPayment,
-// an exhausted retry budget is domain.KindUnavailable. An answer that cannot
-// be mapped exactly (a non-decimal amount, more decimals than the currency
-// has, an unknown currency, another payment's ID) is domain.KindInvalid.
+// domain.PaymentStatusObserved with a ProviderEventID derived from the
+// observed state. Transport and HTTP failures are *rest.Error (404 wraps
+// domain.ErrUnknownPayment); an answer that cannot be mapped exactly is
+// KindInvalid.
 func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error) {
 	if err := checkID("payment id", providerPaymentID); err != nil {
 		return nil, fmt.Errorf("mercadopago: fetch payment %q: %w", truncate(providerPaymentID), err)
@@ -87,7 +67,7 @@ func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string
 	if err := c.api.GetJSON(ctx, "/v1/payments/"+url.PathEscape(providerPaymentID), providerPaymentID, &raw); err != nil {
 		return nil, err
 	}
-	obs, err := observe(raw, providerPaymentID, c.now())
+	obs, err := observe(raw, providerPaymentID, c.api.Now())
 	if err != nil {
 		return nil, fmt.Errorf("mercadopago: fetch payment %s: %w", providerPaymentID, err)
 	}

@@ -73,8 +73,8 @@ func serve(t *testing.T, token string, replies ...reply) (*StatusClient, *fakeAP
 	api := &fakeAPI{replies: replies}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	c, err := NewStatusClient(StatusConfig{BaseURL: srv.URL + "/", AccessToken: token, Timeout: time.Second,
-		MaxAttempts: 3, Now: func() time.Time { return fixedNow }})
+	c, err := NewStatusClient(StatusConfig{AccessToken: token, Options: rest.Options{BaseURL: srv.URL + "/", Timeout: time.Second,
+		MaxAttempts: 3, Now: func() time.Time { return fixedNow }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestNewStatusClient(t *testing.T) {
 		{name: "defaults", cfg: StatusConfig{AccessToken: testToken}},
 		{name: "no token", cfg: StatusConfig{}, wantErr: "no access token"},
 		{name: "token with a newline", cfg: StatusConfig{AccessToken: "APP_USR-leaky\n"}, wantErr: "whitespace"},
-		{name: "bad base URL", cfg: StatusConfig{AccessToken: testToken, BaseURL: "ftp://api.mercadopago.com"}, wantErr: "not an http(s) URL"},
+		{name: "bad base URL", cfg: StatusConfig{AccessToken: testToken, Options: rest.Options{BaseURL: "ftp://api.mercadopago.com"}}, wantErr: "not an http(s) URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -418,7 +418,7 @@ func TestStatusClientRequest(t *testing.T) {
 				seen = r
 				return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader(`{}`)), Header: http.Header{}}, nil
 			})}
-			c, err := NewStatusClient(StatusConfig{BaseURL: tt.base, AccessToken: testToken, HTTPClient: hc})
+			c, err := NewStatusClient(StatusConfig{AccessToken: testToken, Options: rest.Options{BaseURL: tt.base, HTTPClient: hc}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package mercadopago
 
 import (
+	"context"
 	"crypto/hmac"
 	"net/http"
 	"net/url"
@@ -10,19 +11,13 @@ import (
 	"github.com/payledger/payledger/domain"
 )
 
-// Verify authenticates a delivery. Mercado Pago does not sign the body: it
-// signs the manifest "id:{data.id};request-id:{x-request-id};ts:{ts};" built
-// from the URL's data.id, the x-request-id header and the signature's ts,
-// leaving out the parts that are absent. Verify accepts when any v1 matches
-// the manifest under any configured secret, with data.id as received or
-// lower-cased: Mercado Pago's documentation says alphanumeric IDs are signed
-// lower-cased, while its SDKs now say the original casing is signed, so both
-// are computed and compared, each in constant time. With Config.MaxAge set,
-// an authentic but older signature is then rejected (a ts in the future never
-// is). Every failure is a domain.KindInvalid error wrapping ErrNotSigned,
-// ErrInvalidHeader, ErrInvalidQuery, ErrNoValidSignature or ErrTooOld. The
-// body is unused.
-func (p *Provider) Verify(header http.Header, query url.Values, _ []byte, now time.Time) error {
+// Verify accepts when any v1 of x-signature matches the manifest
+// "id:{data.id};request-id:{x-request-id};ts:{ts};" (absent parts left out,
+// data.id as received or lower-cased) under any configured secret, comparing
+// every candidate in constant time; with Config.MaxAge it then rejects an
+// older ts. Failures are KindInvalid errors wrapping ErrNotSigned,
+// ErrInvalidHeader, ErrInvalidQuery, ErrNoValidSignature or ErrTooOld.
+func (p *Provider) Verify(_ context.Context, header http.Header, query url.Values, _ []byte, now time.Time) error {
 	const op = "mercadopago: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))
 	if err != nil {

@@ -115,7 +115,7 @@ func TestVerify(t *testing.T) {
 				b = body
 			}
 			p := newProvider(t, Config{Secrets: secrets, MaxAge: tt.maxAge})
-			err := p.Verify(tt.header, tt.query, b, tt.now)
+			err := p.Verify(t.Context(), tt.header, tt.query, b, tt.now)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want ok", err)

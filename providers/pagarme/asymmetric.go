@@ -1,6 +1,7 @@
 package pagarme
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -31,14 +32,11 @@ type AsymmetricHeader struct {
 }
 
 // ParseAsymmetricHeader parses "alg=RS256; kid=…; signature=<base64url>" as
-// Pagar.me's plugins do: parts split on ';' and trimmed, each split on its
-// first '='. It is stricter where the plugins silently guess: a non-empty part
-// without '=' or a repeated alg, kid or signature is malformed (a genuine
-// header never has one). Parameter names are case-insensitive, unknown ones
-// are ignored, empty parts (a trailing ';') are skipped. The signature may be
-// padded and may use the standard base64 alphabet (the plugins accept both).
-// The error is domain.KindInvalid and wraps ErrNotSigned, ErrInvalidHeader
-// or ErrUnsupportedAlgorithm.
+// Pagar.me's plugins do (parts split on ';' and their first '=', names
+// case-insensitive, padded or standard base64 accepted), but rejects a part
+// without '=' or a repeated parameter, which no genuine header has. The error
+// is KindInvalid wrapping ErrNotSigned, ErrInvalidHeader or
+// ErrUnsupportedAlgorithm.
 func ParseAsymmetricHeader(h string) (AsymmetricHeader, error) {
 	return parseAsymmetricHeader("pagarme: parse "+HeaderAsymmetric, h)
 }
@@ -93,12 +91,12 @@ func parseAsymmetricHeader(op, h string) (AsymmetricHeader, error) {
 }
 
 // verifyRS256 checks the asymmetric signature with the JWKS key of its kid.
-func (p *Provider) verifyRS256(value string, body []byte, now time.Time) error {
+func (p *Provider) verifyRS256(ctx context.Context, value string, body []byte, now time.Time) error {
 	ah, err := parseAsymmetricHeader(opVerify, value)
 	if err != nil {
 		return err
 	}
-	keys, err := p.keys.lookup(ah.KeyID, now)
+	keys, err := p.keys.lookup(ctx, ah.KeyID, now)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func TestVerifyRS256(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, _, _ := rs256Setup(t)
-			err := p.Verify(headers(HeaderAsymmetric, tt.header), nil, tt.body, t0)
+			err := p.Verify(t.Context(), headers(HeaderAsymmetric, tt.header), nil, tt.body, t0)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want ok", err)
@@ -92,13 +92,13 @@ func TestVerifyRS256ForgedBody(t *testing.T) {
 	body := vectorBody(t)
 	p, _, key := rs256Setup(t)
 	h := headers(HeaderAsymmetric, signRS256(t, body, key, "k1"))
-	if err := p.Verify(h, nil, body, t0); err != nil {
+	if err := p.Verify(t.Context(), h, nil, body, t0); err != nil {
 		t.Fatalf("Verify(signed) = %v", err)
 	}
 	for i := range body {
 		forged := append([]byte{}, body...)
 		forged[i] ^= 0x01
-		if err := p.Verify(h, nil, forged, t0); !errors.Is(err, ErrNoValidSignature) {
+		if err := p.Verify(t.Context(), h, nil, forged, t0); !errors.Is(err, ErrNoValidSignature) {
 			t.Fatalf("byte %d flipped: Verify() = %v, want ErrNoValidSignature", i, err)
 		}
 	}

@@ -15,7 +15,7 @@ func BenchmarkVerifyRS256(b *testing.B) {
 	p := newProvider(b, Config{JWKSURL: srv.URL})
 	h := headers(HeaderAsymmetric, signRS256(b, body, key, "k1"))
 	for b.Loop() {
-		if err := p.Verify(h, nil, body, t0); err != nil {
+		if err := p.Verify(b.Context(), h, nil, body, t0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -26,7 +26,7 @@ func BenchmarkVerifyHub(b *testing.B) {
 	p := newProvider(b, Config{Secrets: []string{"sk_new", vectorSecret}})
 	h := headers(HeaderHub, vectorHub)
 	for b.Loop() {
-		if err := p.Verify(h, nil, body, t0); err != nil {
+		if err := p.Verify(b.Context(), h, nil, body, t0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -39,7 +39,7 @@ func BenchmarkParseOrder(b *testing.B) {
 	}
 	p := newProvider(b, Config{Secrets: []string{vectorSecret}})
 	for b.Loop() {
-		if _, err := p.Parse(nil, nil, body); err != nil {
+		if _, err := p.Parse(b.Context(), nil, nil, body); err != nil {
 			b.Fatal(err)
 		}
 	}

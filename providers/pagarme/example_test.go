@@ -1,6 +1,7 @@
 package pagarme_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -30,8 +31,8 @@ func ExampleProvider_Parse() {
 	h := http.Header{}
 	h.Set(pagarme.HeaderHub, pagarme.SignHub(body, "sk_old"))
 
-	fmt.Println(p.Verify(h, nil, body, time.Now()))
-	n, err := p.Parse(h, nil, body)
+	fmt.Println(p.Verify(context.Background(), h, nil, body, time.Now()))
+	n, err := p.Parse(context.Background(), h, nil, body)
 	if err != nil {
 		panic(err)
 	}

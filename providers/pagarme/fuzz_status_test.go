@@ -107,7 +107,7 @@ func checkParsedCharge(t *testing.T, typ, status, tx string, amount, paid, cance
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := p.Parse(nil, nil, body)
+		n, err := p.Parse(t.Context(), nil, nil, body)
 		if !valid {
 			if err == nil || domain.KindOf(err) != domain.KindInvalid {
 				t.Fatalf("Parse(%s) = %+v, %v; want invalid", body, n, err)

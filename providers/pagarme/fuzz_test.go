@@ -101,20 +101,20 @@ func FuzzVerify(f *testing.F) {
 		signedHub := headers(HeaderHub, SignHub(body, secret))
 		signedRS := headers(HeaderAsymmetric, signRS256(t, body, key, "k1"))
 		for _, h := range []http.Header{signedHub, signedRS} {
-			if err := p.Verify(h, nil, body, t0); err != nil {
+			if err := p.Verify(t.Context(), h, nil, body, t0); err != nil {
 				t.Fatalf("Verify(signed %v) = %v", h, err)
 			}
 			if len(body) > 0 {
 				forged := append([]byte{}, body...)
 				forged[int(flip)%len(forged)] ^= 1 << (flip % 8)
-				if err := p.Verify(h, nil, forged, t0); !errors.Is(err, ErrNoValidSignature) {
+				if err := p.Verify(t.Context(), h, nil, forged, t0); !errors.Is(err, ErrNoValidSignature) {
 					t.Fatalf("Verify(forged) = %v", err)
 				}
 			}
 		}
 
 		h := headers(HeaderAsymmetric, asym, HeaderHub, hub)
-		err := p.Verify(h, nil, body, t0)
+		err := p.Verify(t.Context(), h, nil, body, t0)
 		if err != nil {
 			if domain.KindOf(err) != domain.KindInvalid || domain.MessageOf(err) == "" {
 				t.Fatalf("Verify(%q, %q) = %v: not KindInvalid", asym, hub, err)
@@ -122,10 +122,10 @@ func FuzzVerify(f *testing.F) {
 			// The same history with another secret gives the same error:
 			// no secret leaks into it.
 			other := newProvider(t, Config{JWKSURL: srv.URL, Secrets: []string{secret + "-other"}})
-			if err := other.Verify(signedRS, nil, body, t0); err != nil {
+			if err := other.Verify(t.Context(), signedRS, nil, body, t0); err != nil {
 				t.Fatal(err)
 			}
-			if err2 := other.Verify(h, nil, body, t0); err2 == nil || err2.Error() != err.Error() {
+			if err2 := other.Verify(t.Context(), h, nil, body, t0); err2 == nil || err2.Error() != err.Error() {
 				t.Fatalf("Verify(%q, %q): error with another secret %v, with the secret %v", asym, hub, err2, err)
 			}
 			return
@@ -161,7 +161,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"hook_1","type":"charge.refunded","created_at":"9999-12-31T23:59:59Z","data":{"id":"ch_1","amount":0,"canceled_amount":0}}`))
 	p := newProvider(f, Config{Secrets: []string{vectorSecret}})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		n, err := p.Parse(headers(HeaderHub, vectorHub), nil, body)
+		n, err := p.Parse(t.Context(), headers(HeaderHub, vectorHub), nil, body)
 		if err != nil {
 			if domain.KindOf(err) != domain.KindInvalid || domain.MessageOf(err) == "" {
 				t.Fatalf("Parse error %v is not KindInvalid with a message", err)

@@ -14,10 +14,9 @@ import (
 // sends sha1, and accepting others would let a sender pick a weaker one.
 const hubAlgorithm = "sha1"
 
-// ParseHubHeader parses a legacy X-Hub-Signature value "sha1=<hex>" and
-// returns the 20-byte MAC. It is split on the first '=' as pagarme-ruby
-// does; surrounding spaces are ignored, the algorithm name and the hex are
-// case-insensitive. The error is domain.KindInvalid and wraps ErrNotSigned,
+// ParseHubHeader parses a legacy X-Hub-Signature value "sha1=<hex>" as
+// pagarme-ruby does (split on the first '=', spaces ignored, case-insensitive)
+// and returns the 20-byte MAC. The error is KindInvalid wrapping ErrNotSigned,
 // ErrInvalidHeader or ErrUnsupportedAlgorithm.
 func ParseHubHeader(h string) ([]byte, error) {
 	return parseHubHeader("pagarme: parse "+HeaderHub, h)

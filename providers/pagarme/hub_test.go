@@ -52,7 +52,7 @@ func TestVerifyHub(t *testing.T) {
 				secrets = []string{vectorSecret}
 			}
 			p := newProvider(t, Config{Secrets: secrets})
-			err := p.Verify(headers(HeaderHub, tt.header), nil, tt.body, t0)
+			err := p.Verify(t.Context(), headers(HeaderHub, tt.header), nil, tt.body, t0)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want ok", err)
@@ -83,7 +83,7 @@ func TestVerifyHubForgedBody(t *testing.T) {
 	for i := range body {
 		forged := append([]byte{}, body...)
 		forged[i] ^= 0x01
-		if err := p.Verify(h, nil, forged, t0); !errors.Is(err, ErrNoValidSignature) {
+		if err := p.Verify(t.Context(), h, nil, forged, t0); !errors.Is(err, ErrNoValidSignature) {
 			t.Fatalf("byte %d flipped: Verify() = %v, want ErrNoValidSignature", i, err)
 		}
 	}

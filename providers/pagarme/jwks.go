@@ -63,14 +63,14 @@ func newKeySet(cfg Config) *keySet {
 // kid is unknown or the cache is old, within the rate limit. An unknown kid
 // is KindInvalid (ErrUnknownKey) when the key set could be read within the
 // last interval, and KindUnavailable (ErrKeysUnavailable) when it could not.
-func (ks *keySet) lookup(kid string, now time.Time) ([]*rsa.PublicKey, error) {
+func (ks *keySet) lookup(ctx context.Context, kid string, now time.Time) ([]*rsa.PublicKey, error) {
 	snap := ks.cur.Load()
 	if keys := snap.get(kid); keys != nil {
 		if now.Sub(snap.fetchedAt) < ks.maxAge || !ks.mu.TryLock() {
 			return keys, nil // fresh, or another delivery is refreshing
 		}
 		defer ks.mu.Unlock()
-		if fresh, err := ks.fetchLocked(now); err == nil {
+		if fresh, err := ks.fetchLocked(ctx, now); err == nil {
 			if keys := fresh.get(kid); keys != nil {
 				return keys, nil
 			}
@@ -84,7 +84,7 @@ func (ks *keySet) lookup(kid string, now time.Time) ([]*rsa.PublicKey, error) {
 	if keys := ks.cur.Load().get(kid); keys != nil {
 		return keys, nil // fetched while we waited
 	}
-	if _, err := ks.fetchLocked(now); err != nil {
+	if _, err := ks.fetchLocked(ctx, now); err != nil {
 		if ks.lastErr == nil { // rate limited after a good fetch
 			return nil, unknownKey(kid, "is not in the JWKS fetched at "+ks.lastAttempt.UTC().Format(time.RFC3339))
 		}
@@ -108,14 +108,14 @@ var errRateLimited = errors.New("JWKS fetch rate limited")
 // within the interval (the clock may also have stepped back by more than
 // the interval, which allows a fetch: a wall clock is not an attacker). The
 // caller holds mu. A failure keeps the previous snapshot.
-func (ks *keySet) fetchLocked(now time.Time) (*keySnapshot, error) {
+func (ks *keySet) fetchLocked(ctx context.Context, now time.Time) (*keySnapshot, error) {
 	if !ks.lastAttempt.IsZero() {
 		if d := now.Sub(ks.lastAttempt); d < ks.interval && d > -ks.interval {
 			return nil, errRateLimited
 		}
 	}
 	ks.lastAttempt = now
-	keys, err := ks.fetch()
+	keys, err := ks.fetch(ctx)
 	ks.lastErr = err
 	if err != nil {
 		return nil, err
@@ -125,10 +125,11 @@ func (ks *keySet) fetchLocked(now time.Time) (*keySnapshot, error) {
 	return snap, nil
 }
 
-// fetch GETs and decodes the JWKS. Verify has no context to pass on (the
-// api contract gives it none), so the fetch is bounded by the timeout alone.
-func (ks *keySet) fetch() (map[string][]*rsa.PublicKey, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), ks.timeout)
+// fetch GETs and decodes the JWKS within the JWKS timeout. It keeps ctx's
+// values but not its cancellation: the attempt counts against the rate limit
+// for every delivery, so one client hanging up must not fail it for all.
+func (ks *keySet) fetch(ctx context.Context) (map[string][]*rsa.PublicKey, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ks.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ks.url, nil)
 	if err != nil {

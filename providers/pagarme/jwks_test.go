@@ -1,6 +1,7 @@
 package pagarme
 
 import (
+	"context"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -107,7 +108,7 @@ func TestJWKSCache(t *testing.T) {
 						signer = keys[1]
 					}
 				}
-				err := p.Verify(headers(HeaderAsymmetric, signRS256(t, body, signer, s.kid)), nil, body, t0.Add(s.at))
+				err := p.Verify(t.Context(), headers(HeaderAsymmetric, signRS256(t, body, signer, s.kid)), nil, body, t0.Add(s.at))
 				switch {
 				case s.wantErr == nil && err != nil:
 					t.Fatalf("step %d: Verify() = %v, want ok", i, err)
@@ -139,7 +140,7 @@ func TestJWKSFlood(t *testing.T) {
 		// fetch of the test, or the first one the interval allows) ...
 		start := t0.Add(time.Duration(minute) * time.Minute)
 		first := headers(HeaderAsymmetric, fmt.Sprintf("alg=RS256; kid=first-%d; signature=%s", minute, sig))
-		if err := p.Verify(first, nil, body, start); !errors.Is(err, ErrUnknownKey) {
+		if err := p.Verify(t.Context(), first, nil, body, start); !errors.Is(err, ErrUnknownKey) {
 			t.Fatalf("minute %d: first forged kid: %v", minute, err)
 		}
 		// ... then 400 more spread over the next 40 s fetch nothing.
@@ -150,11 +151,11 @@ func TestJWKSFlood(t *testing.T) {
 				for i := range 50 {
 					now := start.Add(time.Duration(g*50+i) * 100 * time.Millisecond)
 					forged := headers(HeaderAsymmetric, fmt.Sprintf("alg=RS256; kid=forged-%d-%d-%d; signature=%s", minute, g, i, sig))
-					if err := p.Verify(forged, nil, body, now); !errors.Is(err, ErrUnknownKey) || domain.KindOf(err) != domain.KindInvalid {
+					if err := p.Verify(t.Context(), forged, nil, body, now); !errors.Is(err, ErrUnknownKey) || domain.KindOf(err) != domain.KindInvalid {
 						errs <- fmt.Errorf("forged kid at %v: %v", now, err)
 					}
 					if i%10 == 0 {
-						if err := p.Verify(genuine, nil, body, now); err != nil {
+						if err := p.Verify(t.Context(), genuine, nil, body, now); err != nil {
 							errs <- fmt.Errorf("genuine at %v: %v", now, err)
 						}
 					}
@@ -205,7 +206,7 @@ func TestJWKSFetchFailures(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
 			p := newProvider(t, Config{JWKSURL: srv.URL, JWKSTimeout: 100 * time.Millisecond})
-			err := p.Verify(headers(HeaderAsymmetric, signRS256(t, body, key, "k1")), nil, body, t0)
+			err := p.Verify(t.Context(), headers(HeaderAsymmetric, signRS256(t, body, key, "k1")), nil, body, t0)
 			if !errors.Is(err, ErrKeysUnavailable) || domain.KindOf(err) != domain.KindUnavailable {
 				t.Fatalf("Verify() = %v, want unavailable", err)
 			}
@@ -214,3 +215,21 @@ func TestJWKSFetchFailures(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestJWKSFetchOutlivesCaller: the fetch runs with the caller's context but
+// not its cancellation, since the attempt counts against the rate limit for
+// every delivery: a client that hung up must not leave the keys unfetched.
+func TestJWKSFetchOutlivesCaller(t *testing.T) {
+	key := testKeys()[0]
+	srv := newJWKSServer(t, map[string]*rsa.PublicKey{"k1": &key.PublicKey})
+	p := newProvider(t, Config{JWKSURL: srv.URL})
+	body := vectorBody(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := p.Verify(ctx, headers(HeaderAsymmetric, signRS256(t, body, key, "k1")), nil, body, t0); err != nil {
+		t.Fatalf("Verify() with a cancelled context = %v, want ok", err)
+	}
+	if n := srv.fetches.Load(); n != 1 {
+		t.Errorf("JWKS fetched %d times, want 1", n)
+	}
+}

@@ -15,14 +15,11 @@ type chargeFacts struct {
 	canceled int64
 }
 
-// chargeStatus maps a charge to a domain status. The charge's status and
-// amounts decide; the event type only fills in when the status is missing
-// or unknown, because every delivery carries the whole charge and the type
-// names only what triggered it (a late charge.paid may carry a charge that
-// has since been refunded). Refunds show up as cancellations: canceled_amount
-// counts money returned after payment, or the whole amount of a charge
-// cancelled before payment. Returns "" when nothing says what the state is;
-// the fold then flags the observation for review and keeps it pending.
+// chargeStatus maps a charge to a domain status from its status and amounts,
+// with the event type only as a fallback: every delivery carries the whole
+// charge, and the type names only what triggered it (a late charge.paid may
+// carry a refunded charge). Refunds show up as canceled_amount; "" means
+// nothing says the state, and the fold flags the observation for review.
 func chargeStatus(f chargeFacts) domain.Status {
 	tx := norm(f.txStatus)
 	switch norm(f.status) {

@@ -15,12 +15,10 @@ type order struct {
 	Charges  []charge `json:"charges"`
 }
 
-// orderEvents maps an order.* event: data is the order, and each of its
-// charges is a payment of its own, so the event yields one observation per
-// charge, told apart by SubKey = charge ID (the stored event ID derives from
-// the hook ID and the charge ID). A charge without a status of its own is
-// mapped with the event type (order.paid, order.canceled, …) or, failing
-// that, the order's status as the hint. An order without charges is ignored.
+// orderEvents maps an order.* event to one observation per charge, told apart
+// by SubKey = charge ID, because each charge is a payment of its own. A charge
+// without a status is mapped with the event type or the order's status as the
+// hint; an order without charges is ignored.
 func orderEvents(typ string, data json.RawMessage, meta domain.Meta) ([]domain.Event, string, error) {
 	var o order
 	if err := json.Unmarshal(data, &o); err != nil {

@@ -1,6 +1,7 @@
 package pagarme
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -20,15 +21,12 @@ type envelope struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// Parse maps a verified Pagar.me webhook to a Notification: a charge.*
-// event to one domain.PaymentStatusObserved on the charge's stream, an
-// order.* event to one per charge (see orderEvents). Events of other
-// entities (customer, subscription, invoice, recipient, …) and orders
-// without charges yield no events and an IgnoredReason. Malformed JSON, a
-// missing or invalid envelope field, or an invalid field of a tracked
-// entity is a domain.KindInvalid error. SignatureHeader is the value of the
-// header that Verify used. The query is unused.
-func (p *Provider) Parse(header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+// Parse maps a verified webhook: a charge.* event to one
+// domain.PaymentStatusObserved, an order.* event to one per charge, other
+// entities and orders without charges to no events and an IgnoredReason. A
+// malformed envelope or tracked entity is KindInvalid; SignatureHeader is the
+// header Verify used.
+func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	env, occurred, err := decodeEnvelope(body)
 	if err != nil {
 		return domain.Notification{}, err

@@ -93,10 +93,10 @@ func TestParseTestdata(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := headers(HeaderHub, SignHub(body, vectorSecret))
-			if err := p.Verify(h, nil, body, t0); err != nil {
+			if err := p.Verify(t.Context(), h, nil, body, t0); err != nil {
 				t.Fatalf("Verify() = %v", err)
 			}
-			n, err := p.Parse(h, nil, body)
+			n, err := p.Parse(t.Context(), h, nil, body)
 			if err != nil {
 				t.Fatalf("Parse() = %v", err)
 			}
@@ -206,7 +206,7 @@ func TestParse(t *testing.T) {
 	p := newProvider(t, Config{Secrets: []string{vectorSecret}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(nil, nil, []byte(tt.body))
+			n, err := p.Parse(t.Context(), nil, nil, []byte(tt.body))
 			if tt.wantErr != "" {
 				if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(domain.MessageOf(err), tt.wantErr) {
 					t.Fatalf("Parse() = %+v, %v; want invalid %q", n, err, tt.wantErr)
@@ -255,7 +255,7 @@ func TestParseOrderStoredIDs(t *testing.T) {
 	}
 	p := newProvider(t, Config{Secrets: []string{vectorSecret}})
 	keys := func() []string {
-		n, err := p.Parse(nil, nil, body)
+		n, err := p.Parse(t.Context(), nil, nil, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +282,7 @@ func TestCanceledUnpaidIsNotARefund(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(`{"id":"hook_c1","type":"charge.canceled","created_at":"2026-01-15T12:00:00Z","data":{"id":"ch_c1","amount":12358,"paid_amount":0,"canceled_amount":12358,"status":"canceled","currency":"BRL"}}`)
-	n, err := p.Parse(nil, nil, body)
+	n, err := p.Parse(t.Context(), nil, nil, body)
 	if err != nil {
 		t.Fatal(err)
 	}

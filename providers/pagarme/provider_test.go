@@ -1,33 +1,8 @@
 package pagarme
 
 import (
-	"context"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/payledger/payledger/domain"
-)
-
-// provider is the interface api declares for webhook providers, and
-// statusFetcher the one jobs declares; the assertions keep the types
-// satisfying them exactly.
-type provider interface {
-	Name() string
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
-}
-
-type statusFetcher interface {
-	Name() string
-	FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error)
-}
-
-var (
-	_ provider      = (*Provider)(nil)
-	_ statusFetcher = (*StatusClient)(nil)
 )
 
 func TestNew(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/providers"
@@ -18,31 +17,18 @@ const DefaultAPIBase = "https://api.pagar.me/core/v5"
 
 // StatusConfig configures a StatusClient.
 type StatusConfig struct {
-	// BaseURL is the API root (default DefaultAPIBase).
-	BaseURL string
 	// SecretKey ("sk_…") authenticates as the HTTP Basic user with an empty
 	// password, as Pagar.me's API requires. Required.
 	SecretKey string
-	// Timeout bounds one attempt (providers/rest's default when zero).
-	Timeout time.Duration
-	// MaxAttempts bounds the attempts of one fetch (providers/rest's default
-	// when zero).
-	MaxAttempts int
-	// RetryMin and RetryMax bound the backoff between attempts
-	// (providers/rest's defaults when zero); tests shorten them.
-	RetryMin, RetryMax time.Duration
-	// Now is the clock for OccurredAt when the charge has no updated_at
-	// (default time.Now).
-	Now func() time.Time
-	// HTTPClient is the client to use (providers/rest's default when nil).
-	HTTPClient *http.Client
+	// Options are the HTTP settings; BaseURL defaults to DefaultAPIBase, and
+	// Now dates an observation of a charge without updated_at.
+	rest.Options
 }
 
 // StatusClient fetches a charge's current state from Pagar.me's API. It is
 // safe for concurrent use.
 type StatusClient struct {
 	api *rest.Client
-	now func() time.Time
 }
 
 // NewStatusClient validates cfg and applies defaults. The error never
@@ -51,33 +37,23 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if err := rest.CheckSecret("secret key", cfg.SecretKey); err != nil {
 		return nil, fmt.Errorf("pagarme: new status client: %w", err)
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultAPIBase
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	key := cfg.SecretKey
-	api, err := rest.New(rest.Config{Provider: ProviderName, BaseURL: cfg.BaseURL, Timeout: cfg.Timeout,
-		MaxAttempts: cfg.MaxAttempts, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, HTTPClient: cfg.HTTPClient,
+	api, err := rest.New(rest.Config{Provider: ProviderName, DefaultBaseURL: DefaultAPIBase, Options: cfg.Options,
 		Authorize: func(r *http.Request) { r.SetBasicAuth(key, "") }})
 	if err != nil {
 		return nil, fmt.Errorf("pagarme: new status client: %w", err)
 	}
-	return &StatusClient{api: api, now: cfg.Now}, nil
+	return &StatusClient{api: api}, nil
 }
 
 // Name returns "pagarme".
 func (c *StatusClient) Name() string { return ProviderName }
 
-// FetchStatus GETs /charges/{chargeID} and maps the charge as a webhook's
-// charge is mapped. The event's ID is derived from what was observed
-// (charge ID, status, last transaction status, canceled amount, updated_at),
-// so fetching an unchanged charge twice yields the same event; OccurredAt
-// is updated_at, or the clock when the charge has none (or an unreadable
-// one). Errors are
-// *rest.Error naming the charge; a 404 wraps domain.ErrUnknownPayment; an
-// invalid charge ID is domain.KindInvalid without a request.
+// FetchStatus GETs /charges/{chargeID} and maps the charge as a webhook's is,
+// with an event ID derived from what was observed and OccurredAt = updated_at
+// (the clock when missing or unreadable). Errors are *rest.Error naming the
+// charge (404 wraps domain.ErrUnknownPayment); an invalid charge ID is
+// KindInvalid without a request.
 func (c *StatusClient) FetchStatus(ctx context.Context, chargeID string) (*domain.PaymentStatusObserved, error) {
 	const op = "pagarme: fetch status"
 	if err := checkID("charge id", chargeID); err != nil {
@@ -94,7 +70,7 @@ func (c *StatusClient) FetchStatus(ctx context.Context, chargeID string) (*domai
 	// still goes into the ID, so the observation stays deduplicated.
 	occurred, err := parseTimestamp("updated_at", ch.UpdatedAt)
 	if err != nil {
-		occurred = c.now().UTC()
+		occurred = c.api.Now().UTC()
 	}
 	meta := domain.Meta{Provider: ProviderName, ProviderEventType: "api.charge", OccurredAt: occurred,
 		ProviderEventID: providers.ObservationID(ch.ID, ch.Status, ch.LastTransaction.Status,

@@ -74,8 +74,8 @@ func (f *fakeAPI) calls() []string {
 
 func newStatusClient(t *testing.T, base, key string) *StatusClient {
 	t.Helper()
-	c, err := NewStatusClient(StatusConfig{BaseURL: base + "/core/v5", SecretKey: key, Timeout: 200 * time.Millisecond,
-		MaxAttempts: 3, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, Now: func() time.Time { return t0 }})
+	c, err := NewStatusClient(StatusConfig{SecretKey: key, Options: rest.Options{BaseURL: base + "/core/v5", Timeout: 200 * time.Millisecond,
+		MaxAttempts: 3, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, Now: func() time.Time { return t0 }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestNewStatusClient(t *testing.T) {
 	if _, err := NewStatusClient(StatusConfig{SecretKey: "sk_x\n"}); err == nil || !strings.Contains(err.Error(), "whitespace") {
 		t.Fatalf("key with a newline: %v", err)
 	}
-	_, err := NewStatusClient(StatusConfig{SecretKey: "sk_leaky", BaseURL: "api.pagar.me"})
+	_, err := NewStatusClient(StatusConfig{SecretKey: "sk_leaky", Options: rest.Options{BaseURL: "api.pagar.me"}})
 	if err == nil || strings.Contains(err.Error(), "sk_leaky") {
 		t.Fatalf("bad base URL: %v", err)
 	}

@@ -1,21 +1,23 @@
 package pagarme
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
-// Causes of verification failures, for errors.Is (metrics, tests). They sit
-// under a domain error whose message gives the details.
+// Causes of verification failures, for errors.Is: the providers sentinels
+// and this package's own, under a domain error whose message gives the details.
 var (
 	// ErrNotSigned: no signature header that a configured scheme verifies.
-	ErrNotSigned = errors.New("not signed")
+	ErrNotSigned = providers.ErrNotSigned
 	// ErrInvalidHeader: a signature header is not in its scheme's format.
-	ErrInvalidHeader = errors.New("invalid signature header")
+	ErrInvalidHeader = providers.ErrInvalidHeader
 	// ErrUnsupportedAlgorithm: the header names an algorithm other than
 	// RS256 (asymmetric) or sha1 (legacy).
 	ErrUnsupportedAlgorithm = errors.New("unsupported signature algorithm")
@@ -25,27 +27,20 @@ var (
 	// fetched now (KindUnavailable: Pagar.me should retry later).
 	ErrKeysUnavailable = errors.New("signing keys unavailable")
 	// ErrNoValidSignature: the signature does not match the body.
-	ErrNoValidSignature = errors.New("no valid signature")
+	ErrNoValidSignature = providers.ErrNoValidSignature
 )
 
 const opVerify = "pagarme: verify"
 
-// Verify authenticates a delivery on the raw body before anything parses it.
-// With the asymmetric header present and a JWKS configured, that header
-// decides; otherwise, with secrets configured and X-Hub-Signature present,
-// that decides; otherwise the delivery is not signed. Every failure is
-// domain.KindInvalid, except an unknown kid while the JWKS cannot be fetched
-// (domain.KindUnavailable, wrapping ErrKeysUnavailable). now drives the JWKS
-// cache (age and refetch rate limit); neither scheme signs a timestamp, so
-// there is no replay window to check: a replay is a duplicate the event
-// store drops. The query is unused.
-//
-// Verify may fetch the JWKS over HTTP. The api contract gives it no context,
-// so the fetch is bounded by the JWKS timeout alone.
-func (p *Provider) Verify(header http.Header, _ url.Values, body []byte, now time.Time) error {
+// Verify authenticates the raw body by the scheme precedence in
+// ARCHITECTURE.md: the asymmetric header when RS256 is configured, else
+// X-Hub-Signature when secrets are, else not signed. Failures are KindInvalid,
+// except an unknown kid while the JWKS cannot be fetched (KindUnavailable,
+// ErrKeysUnavailable); now drives the JWKS cache, which may fetch with ctx.
+func (p *Provider) Verify(ctx context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
 	switch scheme, value := p.scheme(header); scheme {
 	case HeaderAsymmetric:
-		return p.verifyRS256(value, body, now)
+		return p.verifyRS256(ctx, value, body, now)
 	case HeaderHub:
 		return p.verifyHub(value, body)
 	}

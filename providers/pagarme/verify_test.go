@@ -55,7 +55,7 @@ func TestVerifySchemePrecedence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, tt.cfg)
-			err := p.Verify(tt.header, nil, body, t0)
+			err := p.Verify(t.Context(), tt.header, nil, body, t0)
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("Verify() = %v, want ok", err)
@@ -64,7 +64,7 @@ func TestVerifySchemePrecedence(t *testing.T) {
 			case tt.wantErr != nil && !strings.Contains(domain.MessageOf(err), tt.wantMsg):
 				t.Fatalf("message %q does not say %q", domain.MessageOf(err), tt.wantMsg)
 			}
-			n, err := p.Parse(tt.header, nil, body)
+			n, err := p.Parse(t.Context(), tt.header, nil, body)
 			if err != nil {
 				t.Fatalf("Parse() = %v", err)
 			}

@@ -1,12 +1,3 @@
-// Package rest is the small HTTP client the provider status clients share:
-// GET a JSON resource from a provider's API with per-attempt timeouts,
-// bounded retries with jittered exponential backoff on network errors, 408,
-// 429 and 5xx, honouring Retry-After, and errors that say which provider and
-// payment failed. Provider packages add authentication and decoding.
-//
-// It exists instead of each provider's SDK because the SDKs do not all do the
-// job: Mercado Pago's Go SDK decodes amounts into float64 (we need exact
-// decimals), and none of them honours Retry-After on 429.
 package rest
 
 import (
@@ -25,28 +16,45 @@ import (
 	"github.com/payledger/payledger/internal/backoff"
 )
 
+// Options are the settings every provider's status client takes: each
+// provider's StatusConfig embeds them beside its credentials. Zero values
+// take the defaults.
+type Options struct {
+	// BaseURL is the API root; empty means the provider's production API.
+	// Tests point it at a fake.
+	BaseURL string
+	// Timeout bounds one attempt (default 10s).
+	Timeout time.Duration
+	// MaxAttempts bounds the attempts of one call (default 4); the job queue
+	// retries failed fetches later with its own backoff.
+	MaxAttempts int
+	// RetryMin and RetryMax bound the backoff between attempts (defaults
+	// 200ms and 5s).
+	RetryMin, RetryMax time.Duration
+	// UserAgent is sent on every request when set (Asaas requires one).
+	UserAgent string
+	// Now stamps observations when the provider's answer carries no time
+	// (default time.Now).
+	Now func() time.Time
+	// HTTPClient defaults to a client with no overall timeout (Timeout
+	// bounds attempts).
+	HTTPClient *http.Client
+}
+
 // Config configures a Client.
 type Config struct {
 	// Provider names the provider in errors ("mercadopago").
 	Provider string
-	// BaseURL is the API root, e.g. https://api.mercadopago.com. Required.
-	BaseURL string
-	// Timeout bounds one attempt (default 10s).
-	Timeout time.Duration
-	// MaxAttempts bounds the attempts of one call (default 4).
-	MaxAttempts int
-	// RetryMin and RetryMax bound the backoff between attempts (defaults
-	// 200ms and 5s). A Retry-After header is honoured up to MaxRetryAfter.
-	RetryMin, RetryMax time.Duration
+	// DefaultBaseURL is used when Options.BaseURL is empty; one of them is
+	// required.
+	DefaultBaseURL string
+	// Options are the caller's settings, from the provider's StatusConfig.
+	Options
 	// MaxRetryAfter caps how long a Retry-After may make a call wait (default 30s);
 	// longer answers fail the call so the job queue retries it later.
 	MaxRetryAfter time.Duration
 	// Authorize adds credentials to every request.
 	Authorize func(*http.Request)
-	// UserAgent is sent on every request (Asaas requires one).
-	UserAgent string
-	// HTTPClient defaults to a client with no overall timeout (Timeout bounds attempts).
-	HTTPClient *http.Client
 }
 
 // Client GETs JSON from one provider's API. It is safe for concurrent use.
@@ -60,30 +68,46 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Provider == "" {
 		return nil, errors.New("rest: provider name is required")
 	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = cfg.DefaultBaseURL
+	}
 	base, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("rest: %s: base URL %q is not an http(s) URL", cfg.Provider, cfg.BaseURL)
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 4
-	}
-	if cfg.RetryMin <= 0 {
-		cfg.RetryMin = 200 * time.Millisecond
-	}
-	if cfg.RetryMax < cfg.RetryMin {
-		cfg.RetryMax = max(5*time.Second, cfg.RetryMin)
-	}
+	cfg.Options = cfg.Options.withDefaults()
 	if cfg.MaxRetryAfter <= 0 {
 		cfg.MaxRetryAfter = 30 * time.Second
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
 	return &Client{cfg: cfg, base: base}, nil
 }
+
+// withDefaults returns o with every zero setting replaced by its default.
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 4
+	}
+	if o.RetryMin <= 0 {
+		o.RetryMin = 200 * time.Millisecond
+	}
+	if o.RetryMax < o.RetryMin {
+		o.RetryMax = max(5*time.Second, o.RetryMin)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	return o
+}
+
+// Now is the clock observations are stamped with when the provider gives
+// no time.
+func (c *Client) Now() time.Time { return c.cfg.Now() }
 
 // Error is a failed call: which provider, which payment, what the API said.
 type Error struct {

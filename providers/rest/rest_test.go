@@ -48,8 +48,9 @@ type step struct {
 
 func client(t *testing.T, base string) *rest.Client {
 	t.Helper()
-	c, err := rest.New(rest.Config{Provider: "acme", BaseURL: base, Timeout: 200 * time.Millisecond, MaxAttempts: 3,
-		RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, MaxRetryAfter: 2 * time.Second, UserAgent: "payledger-test",
+	c, err := rest.New(rest.Config{Provider: "acme", MaxRetryAfter: 2 * time.Second,
+		Options: rest.Options{BaseURL: base, Timeout: 200 * time.Millisecond, MaxAttempts: 3,
+			RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, UserAgent: "payledger-test"},
 		Authorize: func(r *http.Request) { r.Header.Set("Authorization", "Bearer k") }})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,9 @@ func TestGetJSONStopsOnCancel(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, cfg := range []rest.Config{{}, {Provider: "x"}, {Provider: "x", BaseURL: "ftp://h"}, {Provider: "x", BaseURL: "not a url"}} {
+	for _, cfg := range []rest.Config{{}, {Provider: "x"},
+		{Provider: "x", Options: rest.Options{BaseURL: "ftp://h"}}, {Provider: "x", DefaultBaseURL: "ftp://h"},
+		{Provider: "x", Options: rest.Options{BaseURL: "not a url"}}} {
 		if _, err := rest.New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
 		}

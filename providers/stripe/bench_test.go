@@ -22,7 +22,7 @@ func BenchmarkVerify(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if err := p.Verify(h, nil, body, now); err != nil {
+				if err := p.Verify(b.Context(), h, nil, body, now); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -42,7 +42,7 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, err := p.Parse(h, nil, body); err != nil {
+				if _, err := p.Parse(b.Context(), h, nil, body); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"strconv"
@@ -118,7 +119,7 @@ func checkAgainstSDK(t fataler, body []byte, header string, secrets []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := p.Verify(headerOf(header), nil, body, time.Unix(0, 0))
+	ours := p.Verify(context.Background(), headerOf(header), nil, body, time.Unix(0, 0))
 	var sdk error
 	for i, s := range secrets {
 		e := webhook.ValidatePayloadIgnoringTolerance(body, header, s)
@@ -188,7 +189,7 @@ func TestMissingTimestampDivergence(t *testing.T) {
 		t.Fatalf("stripe-go with tolerance = %v, want ErrTooOld", err)
 	}
 	p := newProvider(t, Config{Secrets: []string{vectorSecret}, Tolerance: -1})
-	if err := p.Verify(headerOf(h), nil, body, time.Now()); !errors.Is(err, ErrInvalidHeader) {
+	if err := p.Verify(t.Context(), headerOf(h), nil, body, time.Now()); !errors.Is(err, ErrInvalidHeader) {
 		t.Fatalf("Verify = %v, want ErrInvalidHeader", err)
 	}
 }
@@ -210,15 +211,15 @@ func TestStripeGoSignedPayloadsVerify(t *testing.T) {
 		}
 		h := headerOf(sp.Header)
 		for _, now := range []time.Time{at, at.Add(DefaultTolerance), at.Add(-time.Hour)} {
-			if err := p.Verify(h, nil, body, now); err != nil {
+			if err := p.Verify(t.Context(), h, nil, body, now); err != nil {
 				t.Fatalf("Verify(%q) at %v = %v", sp.Header, now.Sub(at), err)
 			}
 		}
-		if err := p.Verify(h, nil, body, at.Add(DefaultTolerance+time.Second)); !errors.Is(err, ErrTooOld) {
+		if err := p.Verify(t.Context(), h, nil, body, at.Add(DefaultTolerance+time.Second)); !errors.Is(err, ErrTooOld) {
 			t.Fatalf("Verify past tolerance = %v, want ErrTooOld", err)
 		}
 		v0 := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: at, Scheme: "v0"})
-		if err := p.Verify(headerOf(v0.Header), nil, body, at); !errors.Is(err, ErrNoValidSignature) {
+		if err := p.Verify(t.Context(), headerOf(v0.Header), nil, body, at); !errors.Is(err, ErrNoValidSignature) {
 			t.Fatalf("Verify(v0 only) = %v, want ErrNoValidSignature", err)
 		}
 	})

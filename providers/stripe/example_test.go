@@ -1,6 +1,7 @@
 package stripe_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -26,9 +27,9 @@ func ExampleProvider_Verify() {
 	h := http.Header{}
 	h.Set(stripe.Header, stripe.Sign(body, "whsec_old", signedAt))
 
-	fmt.Println(p.Verify(h, nil, body, signedAt.Add(time.Minute)))
-	fmt.Println(p.Verify(h, nil, body, signedAt.Add(time.Hour)))
-	n, err := p.Parse(h, nil, body)
+	fmt.Println(p.Verify(context.Background(), h, nil, body, signedAt.Add(time.Minute)))
+	fmt.Println(p.Verify(context.Background(), h, nil, body, signedAt.Add(time.Hour)))
+	n, err := p.Parse(context.Background(), h, nil, body)
 	fmt.Println(n.Events[0].EventType(), n.Events[0].EventMeta().ProviderPaymentID, err)
 	// Output:
 	// <nil>

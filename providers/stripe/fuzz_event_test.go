@@ -40,7 +40,7 @@ func FuzzParseEvent(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := p.Parse(nil, nil, body)
+		n, err := p.Parse(t.Context(), nil, nil, body)
 		want := oracle(typ, evtID, created, objID, []int64{amt, amt2}, cur, pi, status)
 		switch {
 		case want == "error":

@@ -62,15 +62,15 @@ func FuzzVerify(f *testing.F) {
 		at := time.Unix(ts, 0)
 
 		// Whatever we sign, we verify at signing time.
-		if err := p.Verify(headerOf(Sign(body, secret, at)), nil, body, at); err != nil {
+		if err := p.Verify(t.Context(), headerOf(Sign(body, secret, at)), nil, body, at); err != nil {
 			t.Fatalf("Verify(Sign(body)) at t=%d: %v", ts, err)
 		}
 
 		// Tolerance only ever adds rejections.
 		now := at.Add(time.Duration(skew) * time.Millisecond)
 		lenient := newProvider(t, Config{Secrets: []string{secret}, Tolerance: -1})
-		strictErr := p.Verify(headerOf(header), nil, body, now)
-		lenientErr := lenient.Verify(headerOf(header), nil, body, now)
+		strictErr := p.Verify(t.Context(), headerOf(header), nil, body, now)
+		lenientErr := lenient.Verify(t.Context(), headerOf(header), nil, body, now)
 		if lenientErr != nil && strictErr == nil {
 			t.Fatalf("header %q: accepted with tolerance, rejected without: %v", header, lenientErr)
 		}
@@ -83,7 +83,7 @@ func FuzzVerify(f *testing.F) {
 		// Errors do not depend on the secret's value: no secret leaks.
 		if strictErr != nil {
 			other := newProvider(t, Config{Secrets: []string{secret + "-other"}})
-			if err := other.Verify(headerOf(header), nil, body, now); err == nil || err.Error() != strictErr.Error() {
+			if err := other.Verify(t.Context(), headerOf(header), nil, body, now); err == nil || err.Error() != strictErr.Error() {
 				t.Fatalf("header %q: error with another secret %v, with the secret %v", header, err, strictErr)
 			}
 		}
@@ -112,7 +112,7 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		n, err := p.Parse(headerOf("t=1,v1=00"), nil, body)
+		n, err := p.Parse(t.Context(), headerOf("t=1,v1=00"), nil, body)
 		if err != nil {
 			if domain.KindOf(err) != domain.KindInvalid || domain.MessageOf(err) == "" {
 				t.Fatalf("Parse error %v is not KindInvalid with a message", err)

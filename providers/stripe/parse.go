@@ -2,6 +2,7 @@ package stripe
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -36,7 +37,7 @@ type envelope struct {
 // a domain.KindInvalid error. A well-formed event of a type payledger does not
 // track, or a tracked type with no PaymentIntent (legacy Charges API), yields
 // no events and an IgnoredReason. The query is unused.
-func (p *Provider) Parse(header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	env, occurred, err := decodeEnvelope(body)
 	if err != nil {
 		return domain.Notification{}, err

@@ -83,7 +83,7 @@ func TestParseTestdata(t *testing.T) {
 				t.Fatal(err)
 			}
 			sig := Sign(body, vectorSecret, time.Unix(vectorT, 0))
-			n, err := p.Parse(headerOf(sig), nil, body)
+			n, err := p.Parse(t.Context(), headerOf(sig), nil, body)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -160,7 +160,7 @@ func TestParseVariants(t *testing.T) {
 	p := newProvider(t, Config{Secrets: []string{vectorSecret}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(nil, nil, []byte(tt.body))
+			n, err := p.Parse(t.Context(), nil, nil, []byte(tt.body))
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -240,7 +240,7 @@ func TestParseInvalid(t *testing.T) {
 	p := newProvider(t, Config{Secrets: []string{vectorSecret}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := p.Parse(nil, nil, []byte(tt.body))
+			n, err := p.Parse(t.Context(), nil, nil, []byte(tt.body))
 			if err == nil {
 				t.Fatalf("Parse = %+v, want an error", n)
 			}

@@ -2,23 +2,10 @@ package stripe
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/payledger/payledger/domain"
 )
-
-// provider is the interface api declares for webhook providers; the
-// assertion below keeps *Provider satisfying it exactly.
-type provider interface {
-	Name() string
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
-}
-
-var _ provider = (*Provider)(nil)
 
 func TestNew(t *testing.T) {
 	tests := []struct {
@@ -73,7 +60,7 @@ func TestNewTolerance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, Config{Secrets: []string{"whsec_x"}, Tolerance: tt.tolerance})
-			err := p.Verify(headerOf(Sign(body, "whsec_x", signed)), nil, body, signed.Add(tt.age))
+			err := p.Verify(t.Context(), headerOf(Sign(body, "whsec_x", signed)), nil, body, signed.Add(tt.age))
 			if (err == nil) != tt.wantOK {
 				t.Fatalf("Verify() = %v, want ok=%v", err, tt.wantOK)
 			}

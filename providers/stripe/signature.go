@@ -4,26 +4,26 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
-// Causes of verification failures, for errors.Is (metrics, tests). They sit
-// under a domain.KindInvalid error whose message gives the details; they are
-// the four outcomes stripe-go's webhook package distinguishes.
+// Causes of verification failures, for errors.Is: the providers sentinels,
+// under a domain.KindInvalid error. They are the four outcomes stripe-go's
+// webhook package distinguishes.
 var (
 	// ErrNotSigned: the Stripe-Signature header is missing or empty.
-	ErrNotSigned = errors.New("not signed")
+	ErrNotSigned = providers.ErrNotSigned
 	// ErrInvalidHeader: the header is not t=…,v1=… as Stripe writes it.
-	ErrInvalidHeader = errors.New("invalid signature header")
+	ErrInvalidHeader = providers.ErrInvalidHeader
 	// ErrNoValidSignature: no v1 signature matches any configured secret.
-	ErrNoValidSignature = errors.New("no valid signature")
+	ErrNoValidSignature = providers.ErrNoValidSignature
 	// ErrTooOld: the signed timestamp is older than the tolerance.
-	ErrTooOld = errors.New("signature too old")
+	ErrTooOld = providers.ErrTooOld
 )
 
 // signingScheme is the only signature scheme we check. v0 is a legacy
@@ -43,12 +43,10 @@ type SignatureHeader struct {
 func (h SignatureHeader) Time() time.Time { return time.Unix(h.Timestamp, 0) }
 
 // ParseSignatureHeader parses a Stripe-Signature value such as
-// "t=1495999758,v1=ABC,v1=DEF,v0=GHI" with stripe-go's rules: every
-// comma-separated item must be exactly key=value; t must be an int64 (the last
-// one wins); v1 values that are not hex are skipped; other keys (v0, unknown,
-// differently cased) are ignored. Unlike the SDK, a header without t is
-// malformed. The error is domain.KindInvalid and wraps ErrNotSigned,
-// ErrInvalidHeader or ErrNoValidSignature.
+// "t=1495999758,v1=ABC,v1=DEF,v0=GHI" with stripe-go's rules (items exactly
+// key=value, the last int64 t wins, non-hex v1 and other keys ignored), except
+// that a header without t is malformed. The error is KindInvalid wrapping
+// ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
 func ParseSignatureHeader(h string) (SignatureHeader, error) {
 	return parseSignatureHeader("stripe: parse signature header", h)
 }

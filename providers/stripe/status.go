@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/providers"
@@ -31,30 +30,20 @@ const opStatus = "stripe: fetch status"
 
 // StatusConfig configures a StatusClient. Zero fields take the defaults.
 type StatusConfig struct {
-	// BaseURL is the API root (default DefaultAPIBase); tests point it at a
-	// fake API.
-	BaseURL string
 	// SecretKey is the API key ("sk_…" or a restricted "rk_…" with read
 	// access to PaymentIntents and Disputes), sent as a Bearer token. Required.
 	SecretKey string
 	// APIVersion is sent as Stripe-Version (default DefaultAPIVersion).
 	APIVersion string
-	// Timeout bounds one HTTP attempt (default 10s).
-	Timeout time.Duration
-	// MaxAttempts bounds the attempts of one fetch (default 4); the job queue
-	// retries failed fetches later with its own backoff.
-	MaxAttempts int
-	// Now stamps observations, which carry no provider time (default time.Now).
-	Now func() time.Time
-	// HTTPClient defaults to a client without an overall timeout.
-	HTTPClient *http.Client
+	// Options are the HTTP settings; BaseURL defaults to DefaultAPIBase, and
+	// Now stamps observations, which carry no provider time.
+	rest.Options
 }
 
 // StatusClient fetches Stripe's current view of a PaymentIntent. It is safe
 // for concurrent use.
 type StatusClient struct {
 	api *rest.Client
-	now func() time.Time
 }
 
 // NewStatusClient validates cfg and returns a client. Errors never include
@@ -63,19 +52,9 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if err := rest.CheckSecret("secret key", cfg.SecretKey); err != nil {
 		return nil, fmt.Errorf("stripe: status client: %w", err)
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultAPIBase
-	}
-	if cfg.APIVersion == "" {
-		cfg.APIVersion = DefaultAPIVersion
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	key, version := cfg.SecretKey, cfg.APIVersion
+	key, version := cfg.SecretKey, cmp.Or(cfg.APIVersion, DefaultAPIVersion)
 	api, err := rest.New(rest.Config{
-		Provider: ProviderName, BaseURL: cfg.BaseURL, Timeout: cfg.Timeout, MaxAttempts: cfg.MaxAttempts,
-		HTTPClient: cfg.HTTPClient,
+		Provider: ProviderName, DefaultBaseURL: DefaultAPIBase, Options: cfg.Options,
 		Authorize: func(r *http.Request) {
 			r.Header.Set("Authorization", "Bearer "+key)
 			r.Header.Set("Stripe-Version", version)
@@ -84,25 +63,19 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stripe: status client: %w", err)
 	}
-	return &StatusClient{api: api, now: cfg.Now}, nil
+	return &StatusClient{api: api}, nil
 }
 
 // Name returns "stripe".
 func (c *StatusClient) Name() string { return ProviderName }
 
-// FetchStatus returns Stripe's view of PaymentIntent id as an observation:
-// GET /v1/payment_intents/{id}?expand[]=latest_charge, plus GET
-// /v1/disputes?payment_intent={id} when the charge is disputed (the charge
-// only says "disputed", not whether the dispute was won or lost). A
-// PaymentIntent Stripe does not know wraps domain.ErrUnknownPayment.
-//
-// PaymentIntents carry no last-updated time, so the observation's
-// ProviderEventID is derived from the state alone (status, error code,
-// dispute status, refunded and received amounts, latest charge) and its
-// OccurredAt is the fetch time: the same state fetched twice is one fact. A
-// state that comes back after another (requires_action, then
-// requires_payment_method, then requires_action again with no new charge)
-// maps to the first observation's ID and is not recorded again.
+// FetchStatus returns Stripe's view of PaymentIntent id as an observation,
+// from GET /v1/payment_intents/{id}?expand[]=latest_charge and, for a disputed
+// charge, GET /v1/disputes (the charge does not say who won). PaymentIntents
+// carry no last-updated time, so the ProviderEventID derives from the state
+// alone and OccurredAt is the fetch time: a state seen again later is the same
+// fact, not recorded twice. An unknown PaymentIntent wraps
+// domain.ErrUnknownPayment.
 func (c *StatusClient) FetchStatus(ctx context.Context, id string) (*domain.PaymentStatusObserved, error) {
 	if err := checkID("payment intent ID", id); err != nil {
 		return nil, domain.Invalid(opStatus, domain.MessageOf(err), nil)
@@ -212,7 +185,7 @@ func (c *StatusClient) observation(pi fetchedIntent, disputeStatus string) (*dom
 				strconv.FormatInt(pi.AmountReceived, 10), pi.LatestCharge.id, ""),
 			ProviderEventType: "api.payment_intent",
 			ProviderPaymentID: pi.ID,
-			OccurredAt:        c.now().UTC(),
+			OccurredAt:        c.api.Now().UTC(),
 		},
 		Status: status, ProviderStatus: pi.Status, ProviderStatusDetail: detail,
 		Amount: *pi.Amount, AmountCaptured: pi.AmountReceived, AmountRefunded: refunded, Currency: cur,

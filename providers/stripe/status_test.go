@@ -94,8 +94,8 @@ func (f *fakeAPI) count(path string) int {
 func (f *fakeAPI) client(t *testing.T) *StatusClient {
 	t.Helper()
 	now, _ := time.Parse(time.RFC3339, fetchedT)
-	c, err := NewStatusClient(StatusConfig{BaseURL: f.srv.URL, SecretKey: testKey, Timeout: 200 * time.Millisecond,
-		MaxAttempts: 2, Now: func() time.Time { return now }})
+	c, err := NewStatusClient(StatusConfig{SecretKey: testKey, Options: rest.Options{BaseURL: f.srv.URL, Timeout: 200 * time.Millisecond,
+		MaxAttempts: 2, Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestFetchStatusErrors(t *testing.T) {
 			c := api.client(t)
 			if tt.key != "" {
 				var err error
-				c, err = NewStatusClient(StatusConfig{BaseURL: api.srv.URL, SecretKey: tt.key, MaxAttempts: 2})
+				c, err = NewStatusClient(StatusConfig{SecretKey: tt.key, Options: rest.Options{BaseURL: api.srv.URL, MaxAttempts: 2}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -348,7 +348,7 @@ func TestNewStatusClient(t *testing.T) {
 		{name: "defaults", cfg: StatusConfig{SecretKey: testKey}},
 		{name: "no key", cfg: StatusConfig{}, wantErr: "no secret key"},
 		{name: "key with a newline", cfg: StatusConfig{SecretKey: testKey + "\n"}, wantErr: "whitespace"},
-		{name: "bad base URL", cfg: StatusConfig{SecretKey: testKey, BaseURL: "api.stripe.com"}, wantErr: "not an http(s) URL"},
+		{name: "bad base URL", cfg: StatusConfig{SecretKey: testKey, Options: rest.Options{BaseURL: "api.stripe.com"}}, wantErr: "not an http(s) URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

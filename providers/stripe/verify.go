@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"context"
 	"crypto/hmac"
 	"net/http"
 	"net/url"
@@ -10,14 +11,12 @@ import (
 	"github.com/payledger/payledger/domain"
 )
 
-// Verify authenticates a delivery on the raw body before anything parses it.
-// It accepts when the Stripe-Signature header is well formed, its timestamp is
-// no older than the tolerance at now (a timestamp in the future is accepted,
-// as by the SDK), and any v1 signature matches any configured secret. Every
-// failure is a domain.KindInvalid error wrapping ErrNotSigned,
-// ErrInvalidHeader, ErrTooOld or ErrNoValidSignature. The query is unused:
-// Stripe signs nothing there.
-func (p *Provider) Verify(header http.Header, _ url.Values, body []byte, now time.Time) error {
+// Verify accepts when the Stripe-Signature header is well formed, its
+// timestamp no older than the tolerance at now (a future one is accepted, as
+// by the SDK), and any v1 matches any configured secret. Failures are
+// KindInvalid errors wrapping ErrNotSigned, ErrInvalidHeader, ErrTooOld or
+// ErrNoValidSignature.
+func (p *Provider) Verify(_ context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
 	const op = "stripe: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))
 	if err != nil {

@@ -77,7 +77,7 @@ func TestVerify(t *testing.T) {
 				secrets = []string{vectorSecret}
 			}
 			p := newProvider(t, Config{Secrets: secrets, Tolerance: tt.tolerance})
-			err := p.Verify(tt.header, nil, tt.body, tt.now)
+			err := p.Verify(t.Context(), tt.header, nil, tt.body, tt.now)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want ok", err)
@@ -109,7 +109,7 @@ func TestVerifyForgedBody(t *testing.T) {
 	for i := range s1 {
 		forged := append([]byte{}, s1...)
 		forged[i] ^= 0x01
-		if err := p.Verify(h, nil, forged, time.Unix(vectorT, 0)); !errors.Is(err, ErrNoValidSignature) {
+		if err := p.Verify(t.Context(), h, nil, forged, time.Unix(vectorT, 0)); !errors.Is(err, ErrNoValidSignature) {
 			t.Fatalf("byte %d flipped: Verify() = %v, want ErrNoValidSignature", i, err)
 		}
 	}

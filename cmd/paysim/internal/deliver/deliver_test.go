@@ -34,7 +34,7 @@ func (f *flakyLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		f.t.Error(err)
 	}
-	if err := p.Verify(r.Header, r.URL.Query(), body, time.Now()); err != nil {
+	if err := p.Verify(r.Context(), r.Header, r.URL.Query(), body, time.Now()); err != nil {
 		f.t.Errorf("attempt not signed as Stripe signs: %v", err)
 	}
 	f.mu.Lock()

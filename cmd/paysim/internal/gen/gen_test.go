@@ -17,6 +17,7 @@ import (
 	"github.com/payledger/payledger/providers/asaas"
 	"github.com/payledger/payledger/providers/mercadopago"
 	"github.com/payledger/payledger/providers/pagarme"
+	"github.com/payledger/payledger/providers/rest"
 	"github.com/payledger/payledger/providers/stripe"
 )
 
@@ -94,7 +95,8 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	parsers := providerParsers(t, secrets, srv.URL)
-	mp, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{BaseURL: srv.URL + "/mercadopago", AccessToken: creds.MercadoPagoToken})
+	mp, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: creds.MercadoPagoToken,
+		Options: rest.Options{BaseURL: srv.URL + "/mercadopago"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +111,10 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 			}
 			q, _ := url.ParseQuery(w.Query)
 			prov := parsers[p.Provider]
-			if err := prov.Verify(h, q, w.Body, now); err != nil {
+			if err := prov.Verify(t.Context(), h, q, w.Body, now); err != nil {
 				t.Fatalf("%s step %d: verify: %v", p.Key(), k, err)
 			}
-			n, err := prov.Parse(h, q, w.Body)
+			n, err := prov.Parse(t.Context(), h, q, w.Body)
 			if err != nil || len(n.Events) != 1 {
 				t.Fatalf("%s step %d: parse: %v, %d events", p.Key(), k, err, len(n.Events))
 			}
@@ -147,8 +149,8 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 
 // webhookProvider is what the ledger's api package calls on a provider.
 type webhookProvider interface {
-	Verify(header http.Header, query url.Values, body []byte, now time.Time) error
-	Parse(header http.Header, query url.Values, body []byte) (domain.Notification, error)
+	Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error
+	Parse(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error)
 }
 
 func providerParsers(t *testing.T, c sign.Secrets, apiBase string) map[string]webhookProvider {

@@ -1,0 +1,31 @@
+package providertest
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// Provider is the webhook contract api declares as api.Provider. It is
+// repeated here because providers must not import api.
+type Provider interface {
+	Name() string
+	Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error
+	Parse(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error)
+}
+
+// SourceChecker is the optional contract api declares for providers that
+// also authenticate a delivery by its source address.
+type SourceChecker interface {
+	AllowSource(ip netip.Addr) bool
+}
+
+// StatusFetcher is the contract jobs declares for a provider's status client.
+type StatusFetcher interface {
+	Name() string
+	FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error)
+}
