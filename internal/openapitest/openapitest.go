@@ -28,8 +28,8 @@ const unmatchedKey = "x-unmatched"
 // Validator checks answers against one OpenAPI document. It is safe for
 // concurrent use.
 type Validator struct {
-	mu        sync.Mutex // the library's caches are not documented as safe for concurrent use
-	v         validator.Validator
+	mu         sync.Mutex // the library's caches are not documented as safe for concurrent use
+	v          validator.Validator
 	unmatched  map[string]*v3.PathItem // by x-unmatched kind
 	operations []string                // "METHOD /path"
 }
