@@ -18,8 +18,8 @@ import (
 // FuzzWebhook drives the webhook handler with arbitrary bodies and provider
 // names behind a provider that verifies everything, so the fuzzer reaches
 // parsing, validation and the command path. Whatever comes in, the handler
-// must not panic, must answer JSON, and must answer 5xx only when the store
-// failed (then exactly 503). The seed corpus is in testdata/fuzz/FuzzWebhook.
+// must not panic, must answer JSON the OpenAPI document allows, and must
+// answer 5xx only when the store failed (then exactly 503). The seed corpus is in testdata/fuzz/FuzzWebhook.
 func FuzzWebhook(f *testing.F) {
 	f.Add([]byte(`{"id":"evt_1","type":"payment_intent.succeeded","events":[{"kind":"succeeded","payment":"pi_1","amount":100,"currency":"usd","at":1700000000}]}`), false, fakeName)
 	f.Add([]byte(`{"id":"evt_2","type":"x","events":[{"kind":"created","payment":"pi_1"},{"kind":"failed","payment":"pi_2","sub":"s"}]}`), true, fakeName)
@@ -44,6 +44,7 @@ func FuzzWebhook(f *testing.F) {
 		req.URL.Path = "/webhooks/" + provider
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
+		checkContract(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 
 		switch {
 		case rec.Code == http.StatusServiceUnavailable && storeDown:

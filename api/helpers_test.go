@@ -66,11 +66,14 @@ type response struct {
 	body   map[string]any
 }
 
+// serve sends req to h and checks the answer against the OpenAPI document,
+// so every answer a test sees is one the document allows.
 func serve(t *testing.T, h http.Handler, req *http.Request) response {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), raw: rec.Body.Bytes()}
+	checkContract(t, req, res.status, res.header, res.raw)
 	if ct := rec.Header().Get("Content-Type"); ct == "application/json" {
 		if err := json.Unmarshal(res.raw, &res.body); err != nil {
 			t.Fatalf("%s %s: body is not JSON: %v\n%s", req.Method, req.URL, err, res.raw)

@@ -8,11 +8,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// routes builds the router and wraps it in the middleware every request
-// passes, matched or not: request ID, then access log and panic recovery.
-// gorilla/mux runs its own middleware only on matched routes, which is why
-// these wrap the router instead of being registered with Use.
+// routes wraps the router in the middleware every request passes, matched
+// or not: request ID, then access log and panic recovery. gorilla/mux runs
+// its own middleware only on matched routes, which is why these wrap the
+// router instead of being registered with Use.
 func (s *Server) routes() http.Handler {
+	return s.withRequestID(s.observe(s.router()))
+}
+
+// router registers every route; api/openapi.yaml documents each one, and a
+// test walks this router to keep the two equal.
+func (s *Server) router() *mux.Router {
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(s.notFound)
 	r.MethodNotAllowedHandler = s.methodNotAllowed(r)
@@ -20,6 +26,7 @@ func (s *Server) routes() http.Handler {
 	// HEAD too: some load balancers probe with it.
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/openapi.yaml", s.openAPI).Methods(http.MethodGet)
 	if s.registry != nil {
 		r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	}
@@ -42,7 +49,7 @@ func (s *Server) routes() http.Handler {
 		v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
 	}
 
-	return s.withRequestID(s.observe(r))
+	return r
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payledger/payledger/api"
 	"github.com/payledger/payledger/eventstore/kurrenttest"
+	"github.com/payledger/payledger/internal/openapitest"
 	"github.com/payledger/payledger/internal/pgtest"
 	"github.com/payledger/payledger/providers/stripe"
 )
@@ -28,7 +30,16 @@ import (
 
 var ledgerBin string
 
+// contract is api/openapi.yaml as a validator: send checks every answer the
+// end-to-end tests get against it.
+var contract *openapitest.Validator
+
 func TestMain(m *testing.M) {
+	var err error
+	if contract, err = openapitest.New(api.OpenAPI()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "ledger-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -202,7 +213,8 @@ func do(t testing.TB, req *http.Request) (int, map[string]any) {
 	return code, out
 }
 
-// send sends req and returns the answer's status, header and body.
+// send sends req and returns the answer's status, header and body, after
+// checking the answer against the OpenAPI document.
 func send(t testing.TB, req *http.Request) (int, http.Header, []byte) {
 	t.Helper()
 	resp, err := client.Do(req)
@@ -213,6 +225,9 @@ func send(t testing.TB, req *http.Request) (int, http.Header, []byte) {
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
+	}
+	if err := contract.Check(req, resp.StatusCode, resp.Header, raw); err != nil {
+		t.Error(err)
 	}
 	return resp.StatusCode, resp.Header, raw
 }

@@ -1,0 +1,168 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gorilla/mux"
+
+	"github.com/payledger/payledger/internal/openapitest"
+)
+
+// contract is the embedded OpenAPI document as a validator, built once:
+// serve checks every answer of these tests against it.
+var contract = sync.OnceValues(func() (*openapitest.Validator, error) {
+	return openapitest.New(openAPIDocument)
+})
+
+// checkContract fails t when the answer to req is not what the OpenAPI
+// document says it can be.
+func checkContract(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	v, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Check(req, status, header, body); err != nil {
+		t.Error(err)
+	}
+}
+
+// GET /openapi.yaml serves the embedded document, unauthenticated, whatever
+// route groups the server has.
+func TestOpenAPIServed(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		noWebhooks, noReadAPI bool
+	}{{"both", false, false}, {"webhooks only", false, true}, {"read API only", true, false}, {"neither", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.cfg.DisableWebhooks, env.cfg.DisableReadAPI = tc.noWebhooks, tc.noReadAPI
+			res := serve(t, env.server(t), get("/openapi.yaml", ""))
+			if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/yaml" {
+				t.Fatalf("GET /openapi.yaml = %d %q", res.status, res.header.Get("Content-Type"))
+			}
+			if !bytes.Equal(res.raw, openAPIDocument) || !bytes.Equal(OpenAPI(), openAPIDocument) {
+				t.Errorf("served document differs from the embedded one")
+			}
+		})
+	}
+}
+
+// The document and the router describe the same routes: every route the
+// router registers (with every group on) is an operation of the document,
+// and every operation of the document reaches a route.
+func TestOpenAPIRoutes(t *testing.T) {
+	v, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := v.Operations()
+	router := newEnv(t).server(t).router()
+
+	var registered []string
+	err = router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		path, err := route.GetPathTemplate()
+		if err != nil {
+			return err
+		}
+		methods, err := route.GetMethods()
+		if err != nil {
+			return err
+		}
+		for _, m := range methods {
+			registered = append(registered, m+" "+path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range registered {
+		if !slices.Contains(documented, op) {
+			t.Errorf("route %s is not in api/openapi.yaml", op)
+		}
+	}
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	for _, op := range documented {
+		method, path, _ := strings.Cut(op, " ")
+		req := httptest.NewRequest(method, param.ReplaceAllString(path, "x_1"), nil)
+		var m mux.RouteMatch
+		if !router.Match(req, &m) || m.MatchErr != nil {
+			t.Errorf("api/openapi.yaml documents %s, which no route serves", op)
+		}
+	}
+	if len(registered) == 0 || len(documented) == 0 {
+		t.Fatalf("registered %v, documented %v", registered, documented)
+	}
+}
+
+// The check bites: answers that differ from the document in a field, a
+// status, a content type or a required header are reported, while the
+// documented ones pass.
+func TestOpenAPICheckRejects(t *testing.T) {
+	v, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const payment = `"provider":"stripe","provider_payment_id":"pi_1","status":"confirmed","amount":2000,` +
+		`"currency":"USD","amount_captured":2000,"amount_refunded":0,"amount_disputed":0,` +
+		`"created_at":"2025-03-01T12:00:00Z","updated_at":"2025-03-01T12:00:00Z","event_count":2`
+	const notFound = `{"error":{"code":"not_found","message":"no such route"},"request_id":"req-1"}`
+	tests := []struct {
+		name         string
+		method, path string
+		status       int
+		header       map[string]string
+		body         string
+		wantErr      bool
+	}{
+		{name: "documented payment", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + payment + `,"review_reasons":[]}`},
+		{name: "field not in the document", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + payment + `,"review_reasons":[],"fee":30}`},
+		{name: "documented field missing", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + payment + `}`},
+		{name: "field of the wrong type", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + strings.Replace(payment, `"amount":2000`, `"amount":"20.00"`, 1) + `,"review_reasons":[]}`},
+		{name: "undocumented status", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 409,
+			body: `{"error":{"code":"conflict","message":"Conflict"},"request_id":"req-1"}`},
+		{name: "undocumented content type", wantErr: true, method: "GET", path: "/healthz", status: 200,
+			header: map[string]string{"Content-Type": "text/html"}, body: `{"status":"ok"}`},
+		{name: "required header missing", wantErr: true, method: "GET", path: "/healthz", status: 200,
+			header: map[string]string{"X-Request-Id": ""}, body: `{"status":"ok"}`},
+		{name: "error code not the status's", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 404,
+			body: `{"error":{"code":"invalid","message":"no"},"request_id":"req-1"}`},
+		{name: "documented unknown route", method: "GET", path: "/nope", status: 404, body: notFound},
+		{name: "unknown route answered 200", wantErr: true, method: "GET", path: "/nope", status: 200, body: notFound},
+		{name: "405 without Allow", wantErr: true, method: "PUT", path: "/healthz", status: 405,
+			body: `{"error":{"code":"method_not_allowed","message":"method not allowed"},"request_id":"req-1"}`},
+		{name: "documented 405", method: "PUT", path: "/healthz", status: 405, header: map[string]string{"Allow": "GET, HEAD"},
+			body: `{"error":{"code":"method_not_allowed","message":"method not allowed"},"request_id":"req-1"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req-1"}}
+			for k, val := range tc.header {
+				if val == "" {
+					h.Del(k)
+					continue
+				}
+				h.Set(k, val)
+			}
+			err := v.Check(httptest.NewRequest(tc.method, tc.path, nil), tc.status, h, []byte(tc.body))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Check = %v, want error: %v", err, tc.wantErr)
+			}
+			if err != nil {
+				t.Logf("rejected as it should be:\n%v", err)
+			}
+		})
+	}
+}
