@@ -60,6 +60,7 @@ var rules = []rule{
 	{pkg: "internal/backoff"},
 	{pkg: "internal/archtest"},
 	{pkg: "internal/logtest"},
+	{pkg: "internal/openapitest", third: []string{"github.com/pb33f/libopenapi", "github.com/pb33f/libopenapi-validator"}},
 	{pkg: "internal/pgerr", ours: []string{"domain"}, third: []string{pgx}},
 	{pkg: "internal/pgtest", ours: []string{"migrations"}, third: []string{pgx}},
 	{pkg: "internal/promtest", third: []string{prometheus, "github.com/prometheus/client_model"}},
