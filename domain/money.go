@@ -15,13 +15,14 @@ func NewCurrency(code string) (Currency, error) {
 	if len(code) != 3 {
 		return "", Invalid("currency", fmt.Sprintf("currency %q is not a three-letter ISO 4217 code", code), nil)
 	}
-	up := strings.ToUpper(code)
+	// Check the bytes before upper-casing: ToUpper shortens some non-ASCII
+	// runes ("ſ" to "S"), so "aſ" is three bytes before and two after.
 	for i := 0; i < 3; i++ {
-		if up[i] < 'A' || up[i] > 'Z' {
+		if c := code[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 			return "", Invalid("currency", fmt.Sprintf("currency %q is not a three-letter ISO 4217 code", code), nil)
 		}
 	}
-	return Currency(up), nil
+	return Currency(strings.ToUpper(code)), nil
 }
 
 // Exponent returns the number of minor-unit digits of the currency (2 for

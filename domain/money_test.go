@@ -20,6 +20,9 @@ func TestNewCurrency(t *testing.T) {
 		{in: "usdd", wantErr: true},
 		{in: "u$d", wantErr: true},
 		{in: "ü1", wantErr: true},
+		{in: "aſ", wantErr: true}, // upper-cases to "AS", two bytes
+		{in: "ıa", wantErr: true},
+		{in: "@[`", wantErr: true},
 	}
 	for _, tt := range tests {
 		got, err := domain.NewCurrency(tt.in)

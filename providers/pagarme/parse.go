@@ -38,9 +38,11 @@ func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, bo
 		SignatureHeader:   p.signatureHeader(header),
 	}
 	meta := domain.Meta{Provider: ProviderName, ProviderEventID: env.ID, ProviderEventType: env.Type, OccurredAt: occurred}
-	entity, _, _ := strings.Cut(env.Type, ".")
-	switch entity {
-	case "charge", "order":
+	// A type is <entity>.<action>; one without the dot ("order") is not an
+	// event of a tracked entity, whatever its data holds.
+	entity, _, dotted := strings.Cut(env.Type, ".")
+	switch {
+	case dotted && (entity == "charge" || entity == "order"):
 		if len(env.Data) == 0 || env.Data[0] != '{' {
 			return domain.Notification{}, invalid("data is missing or not an object")
 		}
