@@ -54,7 +54,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.cfg.GCPercent > 0 {
 		debug.SetGCPercent(m.cfg.GCPercent)
 	}
-	for _, step := range []func(context.Context) error{m.openStores, m.openSchema, m.openJobs, m.openHandler} {
+	for _, step := range []func(context.Context) error{m.openStores, m.openSchema, m.openProviders, m.openJobs, m.openHandler} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -101,13 +101,17 @@ func (m *Main) openSchema(context.Context) error {
 	return nil
 }
 
+// openProviders builds the configured providers' verifiers and status clients.
+func (m *Main) openProviders(context.Context) error {
+	var err error
+	m.providers, err = wireProviders(m.cfg, m.logger)
+	return err
+}
+
 // openJobs builds the River client. Without the jobs role it is never
 // started and only enqueues the projector's follow-ups for other processes.
 func (m *Main) openJobs(context.Context) error {
 	var err error
-	if m.providers, err = wireProviders(m.cfg, m.logger); err != nil {
-		return err
-	}
 	m.jobs, err = jobs.New(jobs.Config{
 		Pool:            m.pool,
 		Fetchers:        m.providers.fetchers,
