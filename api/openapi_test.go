@@ -115,6 +115,15 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		`"currency":"USD","amount_captured":2000,"amount_refunded":0,"amount_disputed":0,` +
 		`"created_at":"2025-03-01T12:00:00Z","updated_at":"2025-03-01T12:00:00Z","event_count":2`
 	const notFound = `{"error":{"code":"not_found","message":"no such route"},"request_id":"req-1"}`
+	events := func(data string) string {
+		return `{"stream":"payment-stripe-pi_1","events":[{"event_id":"5b0c8a3e-6f1d-5a8e-9c41-2d7e0f3b9a10",` +
+			`"provider_event_id":"evt_1","type":"payment.succeeded.v1","occurred_at":"2025-03-01T12:00:00Z",` +
+			`"recorded_at":"2025-03-01T12:00:01Z","revision":0,"data":{"provider":"stripe","provider_event_id":"evt_1",` +
+			`"provider_event_type":"payment_intent.succeeded","provider_payment_id":"pi_1","occurred_at":"2025-03-01T12:00:00Z",` +
+			data + `},"metadata":{"received_at":"2025-03-01T12:00:00Z","provider_event_type":"payment_intent.succeeded",` +
+			`"signature_header":"t=1,v1=ab","raw_body":"e30=","request_id":"req-1"},"state_after":{` + payment +
+			`,"review_reasons":[]}}]}`
+	}
 	tests := []struct {
 		name         string
 		method, path string
@@ -131,6 +140,12 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			body: `{` + payment + `}`},
 		{name: "field of the wrong type", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + strings.Replace(payment, `"amount":2000`, `"amount":"20.00"`, 1) + `,"review_reasons":[]}`},
+		{name: "documented events", method: "GET", path: "/v1/payments/stripe/pi_1/events", status: 200,
+			body: events(`"amount":2000,"amount_received":2000,"currency":"USD"`)},
+		{name: "event data field not in its type's schema", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",
+			status: 200, body: events(`"amount":2000,"amount_received":2000,"currency":"USD","fee":30`)},
+		{name: "event data of another type's shape", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",
+			status: 200, body: events(`"amount_refunded":2000,"amount_captured":2000,"currency":"USD"`)},
 		{name: "undocumented status", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 409,
 			body: `{"error":{"code":"conflict","message":"Conflict"},"request_id":"req-1"}`},
 		{name: "undocumented content type", wantErr: true, method: "GET", path: "/healthz", status: 200,
