@@ -34,8 +34,8 @@ type Config struct {
 	// DisableWebhooks and DisableReadAPI leave out POST /webhooks/{provider}
 	// or GET /v1/… (they answer 404, like any unknown route), for a process
 	// that serves only the other, e.g. webhooks on the public ingress and
-	// the read API on an internal address. /healthz, /readyz and /metrics
-	// are always served.
+	// the read API on an internal address. /healthz, /readyz, /metrics and
+	// /openapi.yaml are always served.
 	DisableWebhooks bool
 	DisableReadAPI  bool
 }

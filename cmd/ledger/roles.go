@@ -7,7 +7,8 @@ import (
 
 // Roles say which parts of payledger one `ledger serve` process runs
 // (LEDGER_ROLES; all four by default). Every process serves /healthz,
-// /readyz and /metrics whatever its roles; ARCHITECTURE.md says why to split.
+// /readyz, /metrics and /openapi.yaml whatever its roles; ARCHITECTURE.md
+// says why to split.
 type Roles struct {
 	Webhooks  bool // POST /webhooks/{provider}
 	API       bool // GET /v1/… (the read API for finance and auditors)
