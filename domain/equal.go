@@ -52,6 +52,10 @@ func derefEqual(a, b Event) bool {
 		return sameValue(x, b)
 	case *PaymentStatusObserved:
 		return sameValue(x, b)
+	case *FeeAssessed:
+		return sameValue(x, b)
+	case *InquiryOpened:
+		return sameValue(x, b)
 	}
 	return false
 }

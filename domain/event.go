@@ -56,6 +56,8 @@ const (
 	TypeDisputeClosed         = "dispute.closed.v1"
 	TypePaymentNotified       = "payment.notified.v1"
 	TypePaymentStatusObserved = "payment.status_observed.v1"
+	TypeFeeAssessed           = "payment.fee_assessed.v1"
+	TypeInquiryOpened         = "dispute.inquiry_opened.v1"
 )
 
 // Types returns a constructor for every event type, keyed by wire name. The
@@ -75,6 +77,8 @@ func Types() map[string]func() Event {
 		TypeDisputeClosed:         func() Event { return &DisputeClosed{} },
 		TypePaymentNotified:       func() Event { return &PaymentNotified{} },
 		TypePaymentStatusObserved: func() Event { return &PaymentStatusObserved{} },
+		TypeFeeAssessed:           func() Event { return &FeeAssessed{} },
+		TypeInquiryOpened:         func() Event { return &InquiryOpened{} },
 	}
 }
 
@@ -199,6 +203,32 @@ type PaymentStatusObserved struct {
 	Currency             Currency `json:"currency"`
 }
 
+// FeeAssessed: the provider states the fee it takes for the payment (Stripe's
+// balance transaction fee, Mercado Pago's collector fee_details, Asaas's
+// value − netValue). It is a snapshot, like PaymentStatusObserved: the latest
+// in fold order is the payment's fee. Currency is the fee's own, which may
+// differ from the payment's (a Stripe balance transaction is in the
+// settlement currency); the fee is booked in it. Source names where the figure
+// came from ("balance_transaction txn_…"), for the audit trail.
+type FeeAssessed struct {
+	Meta
+	Amount   int64    `json:"amount"`
+	Currency Currency `json:"currency"`
+	Source   string   `json:"source,omitempty"`
+}
+
+// InquiryOpened: the cardholder's bank asked about the payment without
+// taking the money (a Stripe dispute in warning_needs_response): nothing is
+// withheld, so the status and the books do not change. A later DisputeClosed
+// of the same dispute ID closes the inquiry.
+type InquiryOpened struct {
+	Meta
+	DisputeID string   `json:"dispute_id"`
+	Amount    int64    `json:"amount"`
+	Currency  Currency `json:"currency"`
+	Reason    string   `json:"reason,omitempty"`
+}
+
 // EventType implementations: the wire names above.
 
 func (*PaymentCreated) EventType() string        { return TypePaymentCreated }
@@ -213,6 +243,8 @@ func (*DisputeOpened) EventType() string         { return TypeDisputeOpened }
 func (*DisputeClosed) EventType() string         { return TypeDisputeClosed }
 func (*PaymentNotified) EventType() string       { return TypePaymentNotified }
 func (*PaymentStatusObserved) EventType() string { return TypePaymentStatusObserved }
+func (*FeeAssessed) EventType() string           { return TypeFeeAssessed }
+func (*InquiryOpened) EventType() string         { return TypeInquiryOpened }
 
 // Rank is an event's place in the payment lifecycle. It breaks ties between
 // events with the same provider timestamp (providers report whole seconds, so
@@ -234,9 +266,12 @@ func Rank(e Event) int {
 		return 40
 	case *PaymentSucceeded:
 		return 50
+	case *FeeAssessed:
+		// A fee stated at the instant of capture is booked after it.
+		return 55
 	case *PaymentRefunded:
 		return 60
-	case *DisputeOpened:
+	case *DisputeOpened, *InquiryOpened:
 		return 70
 	case *DisputeClosed:
 		return 80

@@ -18,6 +18,7 @@ type folder struct {
 	s             PaymentState
 	beforeDispute Status // what a won dispute returns the payment to
 	disputeOpen   bool
+	inquiry       string // the dispute ID of an open inquiry
 }
 
 func (f *folder) flag(reason string) { f.s.ReviewReasons = addReason(f.s.ReviewReasons, reason) }
@@ -71,6 +72,12 @@ func (f *folder) apply(e Event) {
 		f.move(StatusPending, "")
 	case *PaymentStatusObserved:
 		f.observed(ev)
+	case *FeeAssessed:
+		// A snapshot: the latest stated fee is the fee. Its currency is
+		// its own (see FeeAssessed), so it is not checked against ours.
+		f.s.Fee, f.s.FeeCurrency = ev.Amount, ev.Currency
+	case *InquiryOpened:
+		f.inquiry = ev.DisputeID
 	}
 }
 
@@ -209,7 +216,15 @@ func (f *folder) disputeClosed(ev *DisputeClosed) {
 	if f.currency(ev.Currency) && ev.Amount > 0 {
 		f.s.AmountDisputed = ev.Amount
 	}
-	if !f.disputeOpen {
+	if !f.disputeOpen && ev.DisputeID != "" && ev.DisputeID == f.inquiry {
+		// The end of an inquiry that withheld nothing: nothing changes
+		// unless it was lost, which takes the money like any dispute.
+		f.inquiry = ""
+		if ev.Outcome != DisputeLost {
+			return
+		}
+		f.beforeDispute = f.s.Status
+	} else if !f.disputeOpen {
 		f.flag(ReviewDisputeClosedNotOpen)
 		f.beforeDispute = f.s.Status
 	}

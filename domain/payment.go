@@ -59,10 +59,12 @@ type PaymentState struct {
 	ProviderPaymentID string
 	Status            Status
 	Currency          Currency
-	Amount            int64 // what the payment asks for
-	AmountCaptured    int64 // what money moved in
-	AmountRefunded    int64 // cumulative refunds
-	AmountDisputed    int64 // the amount of the latest dispute
+	Amount            int64    // what the payment asks for
+	AmountCaptured    int64    // what money moved in
+	AmountRefunded    int64    // cumulative refunds
+	AmountDisputed    int64    // the amount of the latest dispute
+	Fee               int64    // the provider's latest stated fee, in FeeCurrency
+	FeeCurrency       Currency // empty when no fee was stated
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	EventCount        int

@@ -1,0 +1,354 @@
+package domain
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Account is an account of the chart (ARCHITECTURE.md, "The books"). A ledger
+// account is identified by (Account, provider, currency).
+type Account string
+
+// The chart of accounts.
+const (
+	AccountProviderBalance Account = "provider_balance" // money the provider holds for us
+	AccountSales           Account = "sales"            // gross captured amounts
+	AccountRefunds         Account = "refunds"          // refunded amounts
+	AccountDisputes        Account = "disputes"         // withheld for an open dispute
+	AccountChargebacks     Account = "chargebacks"      // disputes lost
+	AccountFees            Account = "fees"             // provider fees
+)
+
+// Accounts lists the chart in its display order.
+func Accounts() []Account {
+	return []Account{AccountProviderBalance, AccountSales, AccountRefunds, AccountDisputes,
+		AccountChargebacks, AccountFees}
+}
+
+// Valid reports whether a is an account of the chart.
+func (a Account) Valid() bool { return slices.Contains(Accounts(), a) }
+
+// Side is a side of a journal line.
+type Side string
+
+// The two sides.
+const (
+	Debit  Side = "debit"
+	Credit Side = "credit"
+)
+
+// Normal returns the side on which the account's balance is positive: sales
+// is credit-normal, every other account debit-normal.
+func (a Account) Normal() Side {
+	if a == AccountSales {
+		return Credit
+	}
+	return Debit
+}
+
+// NormalBalance is the balance of debits and credits on a's normal side.
+func (a Account) NormalBalance(debits, credits int64) int64 {
+	if a.Normal() == Credit {
+		return credits - debits
+	}
+	return debits - credits
+}
+
+// Line is one line of a journal entry: exactly one of Debit and Credit is
+// positive.
+type Line struct {
+	Account Account
+	Debit   int64
+	Credit  int64
+}
+
+// Books is what a payment's state means for the books: the normal-side
+// balance of every account, in minor units. Fees are in FeeCurrency, every
+// other account in Currency.
+type Books struct {
+	Currency    Currency
+	Sales       int64
+	Refunds     int64
+	Disputes    int64
+	Chargebacks int64
+	FeeCurrency Currency
+	Fees        int64
+}
+
+// BooksOf maps a payment's state to its books. Nothing is booked until money
+// moved (a pending, authorized, failed or cancelled payment books nothing,
+// fee included); a dispute whose amount no fact stated withholds what is left
+// of the capture.
+func BooksOf(s PaymentState) Books {
+	b := Books{Currency: s.Currency}
+	switch s.Status {
+	case StatusConfirmed, StatusPartiallyRefunded, StatusRefunded, StatusDisputed, StatusChargeback:
+	default:
+		return b
+	}
+	b.Sales = s.AmountCaptured
+	b.Refunds = s.AmountRefunded
+	disputed := s.AmountDisputed
+	if disputed == 0 {
+		disputed = max(b.Sales-b.Refunds, 0)
+	}
+	switch s.Status {
+	case StatusDisputed:
+		b.Disputes = disputed
+	case StatusChargeback:
+		b.Chargebacks = disputed
+	}
+	if s.FeeCurrency != "" {
+		b.FeeCurrency, b.Fees = s.FeeCurrency, s.Fee
+	}
+	return b
+}
+
+// Balance is the normal-side balance of one account in one currency.
+type Balance struct {
+	Account  Account
+	Currency Currency
+	Amount   int64
+}
+
+// Balances returns the books as account balances, without zeros, ordered
+// by currency then chart order. provider_balance is what the other accounts
+// leave, so the balances of each currency net to zero (debit-normal minus
+// credit-normal): any change of the books is a balanced entry.
+func (b Books) Balances() []Balance { return merge(b.money(), b.fees()) }
+
+// money is the books but for fees; fees the fee part alone. Each nets to zero
+// on its own, so Postings books a fee apart from the fact that moved money.
+func (b Books) money() []Balance {
+	return merge([]Balance{
+		{AccountProviderBalance, b.Currency, b.Sales - b.Refunds - b.Disputes - b.Chargebacks},
+		{AccountSales, b.Currency, b.Sales},
+		{AccountRefunds, b.Currency, b.Refunds},
+		{AccountDisputes, b.Currency, b.Disputes},
+		{AccountChargebacks, b.Currency, b.Chargebacks},
+	})
+}
+
+func (b Books) fees() []Balance {
+	return merge([]Balance{{AccountProviderBalance, b.FeeCurrency, -b.Fees}, {AccountFees, b.FeeCurrency, b.Fees}})
+}
+
+// merge adds up the balances of each (account, currency), drops zeros and
+// sorts them by currency, then chart order.
+func merge(parts ...[]Balance) []Balance {
+	var out []Balance
+	for _, x := range slices.Concat(parts...) {
+		i := slices.IndexFunc(out, func(y Balance) bool { return y.Account == x.Account && y.Currency == x.Currency })
+		if i < 0 {
+			out = append(out, x)
+			continue
+		}
+		out[i].Amount += x.Amount
+	}
+	out = slices.DeleteFunc(out, func(x Balance) bool { return x.Amount == 0 })
+	slices.SortStableFunc(out, compareBalances)
+	return out
+}
+
+func compareBalances(a, b Balance) int {
+	if c := cmp.Compare(a.Currency, b.Currency); c != 0 {
+		return c
+	}
+	return cmp.Compare(slices.Index(Accounts(), a.Account), slices.Index(Accounts(), b.Account))
+}
+
+// Posting is the change of the books that one fact causes in one currency, at
+// its place in the fold: the journal entry that fact implies as history folds
+// now.
+type Posting struct {
+	FactKey     string // Meta.Key of the causing fact
+	Rank        int    // Rank of the causing fact: with EffectiveAt and FactKey, its fold position
+	EffectiveAt time.Time
+	Currency    Currency
+	Lines       []Line // in chart order; debits and credits sum to the same amount
+}
+
+// Postings derives the payment's journal as its facts fold now: for each fact
+// in fold order, the change of the books from the state before it to the
+// state after it, one posting per currency that changed. A change of the fee
+// is posted apart, as the fee fact's: a fee stated before the capture is
+// booked when the capture is (the later of the two times), caused by the fee
+// fact, and learning a fee late never reverses the capture's entry.
+func (p Payment) Postings() []Posting {
+	var (
+		out         []Posting
+		f           folder
+		money, fees []Balance
+		feeKey      string
+		feeRank     = Rank(&FeeAssessed{})
+	)
+	for _, e := range p.facts {
+		f.apply(e)
+		if _, ok := e.(*FeeAssessed); ok {
+			feeKey = e.EventMeta().Key()
+		}
+		b := BooksOf(f.s)
+		m := e.EventMeta()
+		out = appendPostings(out, money, b.money(), m.Key(), Rank(e), m.OccurredAt)
+		out = appendPostings(out, fees, b.fees(), feeKey, feeRank, m.OccurredAt)
+		money, fees = b.money(), b.fees()
+	}
+	return out
+}
+
+// appendPostings appends the postings that take before to after, one per
+// currency that changed.
+func appendPostings(out []Posting, before, after []Balance, key string, rank int, at time.Time) []Posting {
+	for _, c := range currenciesOf(before, after) {
+		if lines := diffLines(before, after, c); len(lines) > 0 {
+			out = append(out, Posting{FactKey: key, Rank: rank, EffectiveAt: at, Currency: c, Lines: lines})
+		}
+	}
+	return out
+}
+
+func currenciesOf(a, b []Balance) []Currency {
+	var cs []Currency
+	for _, x := range slices.Concat(a, b) {
+		if !slices.Contains(cs, x.Currency) {
+			cs = append(cs, x.Currency)
+		}
+	}
+	slices.Sort(cs)
+	return cs
+}
+
+// diffLines returns the lines that take the books from before to after in
+// currency c, in chart order.
+func diffLines(before, after []Balance, c Currency) []Line {
+	amount := func(bs []Balance, a Account) int64 {
+		for _, x := range bs {
+			if x.Account == a && x.Currency == c {
+				return x.Amount
+			}
+		}
+		return 0
+	}
+	var lines []Line
+	for _, a := range Accounts() {
+		d := amount(after, a) - amount(before, a)
+		if d == 0 {
+			continue
+		}
+		if a.Normal() == Credit {
+			d = -d // a credit-normal balance grows by credits
+		}
+		if d > 0 {
+			lines = append(lines, Line{Account: a, Debit: d})
+		} else {
+			lines = append(lines, Line{Account: a, Credit: -d})
+		}
+	}
+	return lines
+}
+
+// Arrival is a fact as the event store recorded it. Journal takes a payment's
+// arrivals in store order (the stream's revisions).
+type Arrival struct {
+	Event      Event
+	EventID    string    // the store's event ID
+	RecordedAt time.Time // the store's recorded time
+}
+
+// JournalEntry is a stored journal entry: posted when an arrival made it
+// hold, reversed (by another entry) when a later arrival made it stop holding.
+type JournalEntry struct {
+	// Arrival is the index of the arrival that posted the entry and Seq its
+	// place among that arrival's entries: with the arrival's event ID they
+	// name the entry, the same way on every rebuild.
+	Arrival int
+	Seq     int
+	// CauseEventID is the store's event ID of the fact the entry is the
+	// posting of, or for a reversal, of the arrival that undid the entry.
+	CauseEventID string
+	// FactKey and Rank place the entry's fact in fold order (for a
+	// reversal, the reversed entry's).
+	FactKey     string
+	Rank        int
+	EffectiveAt time.Time
+	RecordedAt  time.Time // the recorded time of arrival Arrival
+	Currency    Currency
+	// Reverses is the index (in the returned journal) of the entry this one
+	// reverses, or -1.
+	Reverses int
+	Lines    []Line
+}
+
+// Journal derives a payment's stored journal from its arrivals, one arrival
+// at a time, as the projection posts it: after each arrival, every stored
+// entry that no longer holds (its fact's posting changed, or is gone) is
+// reversed, effective when it was, and every posting not yet stored is
+// posted, both recorded at the arrival. Nothing is ever edited, so the sum of
+// the entries with EffectiveAt ≤ T is the books for T as known now, and the
+// sum of those with RecordedAt ≤ T the books as known at T. It is a pure
+// function of the arrivals: a rebuild derives the same journal.
+func Journal(arrivals []Arrival) []JournalEntry {
+	var (
+		out     []JournalEntry
+		live    []int // indexes into out of the entries not reversed
+		facts   []Event
+		eventID = map[string]string{} // fact key → event ID of its first arrival
+	)
+	for j, a := range arrivals {
+		if a.Event == nil {
+			continue
+		}
+		k := a.Event.EventMeta().Key()
+		if _, ok := eventID[k]; !ok {
+			eventID[k] = a.EventID
+		}
+		facts = append(facts, a.Event)
+		ideal := Fold(facts...).Postings()
+		held := make([]bool, len(ideal))
+		seq := 0
+		kept := live[:0:0]
+		for _, i := range live {
+			if m := matchPosting(out[i], ideal, held); m >= 0 {
+				held[m] = true
+				kept = append(kept, i)
+				continue
+			}
+			out = append(out, reversal(out[i], i, j, seq, a))
+			seq++
+		}
+		for m, p := range ideal {
+			if held[m] {
+				continue
+			}
+			kept = append(kept, len(out))
+			out = append(out, JournalEntry{Arrival: j, Seq: seq, CauseEventID: eventID[p.FactKey],
+				FactKey: p.FactKey, Rank: p.Rank, EffectiveAt: p.EffectiveAt, RecordedAt: a.RecordedAt,
+				Currency: p.Currency, Reverses: -1, Lines: p.Lines})
+			seq++
+		}
+		live = kept
+	}
+	return out
+}
+
+// matchPosting returns the index of the posting not yet held that e is, or -1.
+func matchPosting(e JournalEntry, ideal []Posting, held []bool) int {
+	for m, p := range ideal {
+		if !held[m] && p.FactKey == e.FactKey && p.Currency == e.Currency &&
+			p.EffectiveAt.Equal(e.EffectiveAt) && slices.Equal(p.Lines, e.Lines) {
+			return m
+		}
+	}
+	return -1
+}
+
+// reversal is the entry that undoes out[i] at arrival j.
+func reversal(e JournalEntry, i, j, seq int, a Arrival) JournalEntry {
+	lines := make([]Line, len(e.Lines))
+	for n, l := range e.Lines {
+		lines[n] = Line{Account: l.Account, Debit: l.Credit, Credit: l.Debit}
+	}
+	return JournalEntry{Arrival: j, Seq: seq, CauseEventID: a.EventID, FactKey: e.FactKey, Rank: e.Rank,
+		EffectiveAt: e.EffectiveAt, RecordedAt: a.RecordedAt, Currency: e.Currency, Reverses: i, Lines: lines}
+}
