@@ -49,6 +49,8 @@ func goldenFixtures() map[string]domain.Event {
 		&domain.DisputeOpened{Meta: meta("evt_3Nk-x_Y2eZvKYlo2C9hX4tJ", "charge.dispute.created"), DisputeID: "dp_1Nk-x_Y2eZvKYlo2C0iY5uK", Amount: 125050, Currency: "BRL", Reason: "fraudulent"},
 		&domain.DisputeClosed{Meta: meta("evt_3Nk-x_Y2eZvKYlo2D0jZ6vL", "charge.dispute.closed"), DisputeID: "dp_1Nk-x_Y2eZvKYlo2C0iY5uK", Outcome: domain.DisputeWon, Amount: 125050, Currency: "BRL"},
 		&domain.PaymentNotified{Meta: meta("108236542341", "payment"), Action: "payment.updated"},
+		&domain.FeeAssessed{Meta: withSubKey(meta("fee_7a2d41c9e0b35f68", "api.balance_transaction"), "fee"), Amount: 4573, Currency: "USD", Source: "balance_transaction txn_3Nk-x_Y2eZvKYlo2C1bT7uQ"},
+		&domain.InquiryOpened{Meta: meta("evt_3Nk-x_Y2eZvKYlo2C9iQ8wM", "charge.dispute.created"), DisputeID: "du_1Nk-x_Y2eZvKYlo2C0jX4vN", Amount: 125050, Currency: "BRL", Reason: "general"},
 		&domain.PaymentStatusObserved{Meta: meta("obs_5f1c0e2a9b7d4c3e", "api.payment"), Status: domain.StatusPartiallyRefunded,
 			ProviderStatus: "approved", ProviderStatusDetail: "partially_refunded", Amount: 125050, AmountCaptured: 125050, AmountRefunded: 25050, Currency: "BRL"},
 	}
