@@ -2,9 +2,9 @@ package gen_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"maps"
 	"net/url"
 	"reflect"
 	"slices"

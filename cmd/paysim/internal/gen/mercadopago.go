@@ -23,7 +23,7 @@ func genMercadoPago(g *gen, lifecycle string) *truth.Payment {
 	id := strconv.FormatInt(n, 10)
 	a := g.amount()
 	created := g.clock.next(0)
-	s := &mpSteps{g: g, id: id, num: n, amount: a, created: created, fee: (a*499+5000)/10000}
+	s := &mpSteps{g: g, id: id, num: n, amount: a, created: created, fee: (a*499 + 5000) / 10000}
 	if g.rng.IntN(3) == 0 {
 		s.payerFee = (a*3 + 50) / 100 // installments the buyer pays for: not our fee
 	}
