@@ -80,8 +80,17 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		return nil, err
 	}
 	st := deliver.NewStats()
-	sender := deliver.New(deliver.Config{Ledger: ledger, Seed: s.cfg.Seed, Chaos: s.cfg.Chaos, Retry: s.cfg.Retry,
-		Concurrency: s.cfg.Concurrency, Rate: s.cfg.Rate}, client, s.sign, s.api)
+	dcfg := deliver.Config{Ledger: ledger, Seed: s.cfg.Seed, Chaos: s.cfg.Chaos, Retry: s.cfg.Retry,
+		Concurrency: s.cfg.Concurrency, Rate: s.cfg.Rate}
+	var recorded *verdict.Recorded
+	if s.cfg.Snapshot > 0 {
+		dcfg.PauseAt = s.cfg.Snapshot
+		dcfg.Pause = func(ctx context.Context) {
+			recorded = verdict.TakeSnapshot(ctx, r, s.payments, verdict.SnapshotConfig{Workers: s.cfg.Concurrency,
+				Margin: s.cfg.Margin, Deadline: time.Now().Add(s.cfg.Settle), Attempts: 3})
+		}
+	}
+	sender := deliver.New(dcfg, client, s.sign, s.api)
 	var meter *lag.Meter
 	var sampler deliver.Sampler // nil unless lag is measured
 	if !s.cfg.AckOnly {
@@ -105,6 +114,12 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 	readings := s.settle(ctx, r, meter, settleStart.Add(s.cfg.Settle))
 	rep := verdict.Build(s.cfg.Seed, s.payments, readings, st.Totals(s.payments), s.api.FetchCounts())
 	meter.Fill(rep)
+	if s.cfg.Books {
+		rep.SetBooks(s.checkBooks(ctx, r, recorded, settleStart.Add(s.cfg.Settle)))
+	}
+	if recorded != nil {
+		delivered -= time.Duration(recorded.Seconds * float64(time.Second)) // deliveries were held back
+	}
 	rep.DeliverySeconds = delivered.Seconds()
 	rep.SettleSeconds = time.Since(settleStart).Seconds()
 	rep.DurationSeconds = time.Since(start).Seconds()
@@ -115,6 +130,19 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		rep.Rate, rep.OfferedRate, rep.LateStarts = s.cfg.Rate, pace.Offered, pace.Late
 	}
 	return rep, nil
+}
+
+// checkBooks is the ledger check: the balances against the truth's books
+// and, when a snapshot was taken mid-run, the recorded basis at its moment.
+func (s *sim) checkBooks(ctx context.Context, r *readapi.Client, recorded *verdict.Recorded, deadline time.Time) *verdict.BooksCheck {
+	want := truth.Ledger(s.payments, truth.LedgerOptions{StripeFees: s.cfg.StripeFees})
+	b := verdict.CheckBooks(ctx, r, want, deadline, 250*time.Millisecond)
+	b.StripeFees = s.cfg.StripeFees
+	if recorded != nil {
+		recorded.Recheck(ctx, r)
+		b.Recorded = recorded
+	}
+	return b
 }
 
 // settle reads every payment back until all match or deadline passes, while
