@@ -213,3 +213,55 @@ func providerParsers(t *testing.T, c sign.Secrets, apiBase string) map[string]we
 	}
 	return map[string]webhookProvider{truth.Stripe: s, truth.MercadoPago: m, truth.Asaas: a, truth.Pagarme: p}
 }
+
+// TestGeneratedBooks: the books of a generated run balance per provider and
+// currency, every provider but Pagar.me states fees, some Stripe fees are
+// settled in USD for EUR payments, and the Stripe switch drops exactly
+// Stripe's fees.
+func TestGeneratedBooks(t *testing.T) {
+	ps, err := gen.Generate(5, 2000, truth.Providers(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	books := truth.Ledger(ps, truth.LedgerOptions{StripeFees: true})
+	net := map[string]int64{}
+	fees := map[string]int64{}
+	for k, v := range books {
+		if truth.Chart()[k.Account] == "credit" {
+			net[k.Provider+"/"+string(k.Currency)] -= v
+		} else {
+			net[k.Provider+"/"+string(k.Currency)] += v
+		}
+		if k.Account == truth.Fees {
+			fees[k.Provider+"/"+string(k.Currency)] += v
+		}
+	}
+	for pc, v := range net {
+		if v != 0 {
+			t.Errorf("%s: books do not balance (%d)", pc, v)
+		}
+	}
+	for _, pc := range []string{"stripe/USD", "stripe/EUR", "mercadopago/BRL", "asaas/BRL"} {
+		if fees[pc] <= 0 {
+			t.Errorf("no fees in %s: %v", pc, fees)
+		}
+	}
+	if fees["pagarme/BRL"] != 0 {
+		t.Error("Pagar.me fees booked")
+	}
+	var usdFromEUR bool
+	for _, p := range ps {
+		usdFromEUR = usdFromEUR || (p.Provider == truth.Stripe && p.Final().Currency == "EUR" && p.Fee.Currency == "USD")
+		if p.Fee.Amount <= 0 && p.Provider != truth.Pagarme || p.Fee.Amount >= p.Final().Amount {
+			t.Errorf("%s: fee %+v of %d", p.Key(), p.Fee, p.Final().Amount)
+		}
+	}
+	if !usdFromEUR {
+		t.Error("no EUR payment settled in USD")
+	}
+	off := truth.Ledger(ps, truth.LedgerOptions{})
+	if off[truth.AccountKey{Account: truth.Fees, Provider: truth.Stripe, Currency: "USD"}] != 0 ||
+		off[truth.AccountKey{Account: truth.Fees, Provider: truth.Asaas, Currency: "BRL"}] != fees["asaas/BRL"] {
+		t.Error("--stripe-fees=false should drop Stripe's fees only")
+	}
+}
