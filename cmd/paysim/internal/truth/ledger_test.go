@@ -90,7 +90,7 @@ func TestLedgerAddsUpPerAccount(t *testing.T) {
 	want := Books{
 		{Sales, Asaas, "BRL"}: 12000, {Refunds, Asaas, "BRL"}: 2000, {Fees, Asaas, "BRL"}: 298,
 		{ProviderBalance, Asaas, "BRL"}: 12000 - 2000 - 298,
-		{Sales, Pagarme, "BRL"}: 300, {ProviderBalance, Pagarme, "BRL"}: 300,
+		{Sales, Pagarme, "BRL"}:         300, {ProviderBalance, Pagarme, "BRL"}: 300,
 	}
 	got := Ledger(ps, LedgerOptions{})
 	if !maps.Equal(got, want) {
