@@ -14,16 +14,20 @@ import (
 	"github.com/payledger/payledger/internal/backoff"
 )
 
-// CompareBooks names every difference between the truth's books and a
-// balances answer: an account's balance other than the truth's (an account
+// CompareBooks names every difference between the truth's books and what a
+// balances answer adds to the baseline (the answer before the run; nil for
+// an empty ledger): an account's balance other than the truth's (an account
 // the answer leaves out is 0, right only when the truth is 0), a normal side
 // other than the chart's, a balance that is not its debits and credits on
 // that side, an account not in the chart or listed twice. Nil: equal.
-func CompareBooks(want truth.Books, got []readapi.Balance) []string {
+func CompareBooks(want truth.Books, got, baseline []readapi.Balance) []string {
 	diffs := checkAnswer(got)
 	have := truth.Books{}
 	for _, b := range got {
 		have[keyOf(b)] += b.Balance
+	}
+	for _, b := range baseline {
+		have[keyOf(b)] -= b.Balance
 	}
 	keys := want.Keys()
 	for _, k := range have.Keys() {
@@ -115,9 +119,12 @@ func SameBalances(before, after []readapi.Balance) []string {
 // BooksCheck is the ledger check of a run: GET /v1/ledger/balances against
 // the truth's books, and the recorded-basis check when a snapshot was taken.
 type BooksCheck struct {
-	StripeFees  bool      `json:"stripe_fees"` // Stripe fees expected (--stripe-fees)
-	Accounts    int       `json:"accounts"`    // accounts the truth books
-	AsOf        string    `json:"as_of"`       // of the final read, effective basis
+	StripeFees bool `json:"stripe_fees"` // Stripe fees expected (--stripe-fees)
+	Accounts   int  `json:"accounts"`    // accounts the truth books
+	// Baseline is how many accounts the ledger had before the run: the run
+	// must change the books by the truth's.
+	Baseline    int       `json:"baseline_accounts"`
+	AsOf        string    `json:"as_of"` // of the final read, effective basis
 	Differences []string  `json:"differences,omitempty"`
 	Error       string    `json:"error,omitempty"`
 	Recorded    *Recorded `json:"recorded,omitempty"`
@@ -135,8 +142,8 @@ const maxDifferences = 100
 // CheckBooks reads balances until they equal want or deadline passes (fees
 // and enrichments arrive from background jobs), then reads them once more
 // as of now on the effective basis and compares that answer.
-func CheckBooks(ctx context.Context, c *readapi.Client, want truth.Books, deadline time.Time, pause time.Duration) *BooksCheck {
-	b := &BooksCheck{Accounts: len(want)}
+func CheckBooks(ctx context.Context, c *readapi.Client, want truth.Books, baseline []readapi.Balance, deadline time.Time, pause time.Duration) *BooksCheck {
+	b := &BooksCheck{Accounts: len(want), Baseline: len(baseline)}
 	for {
 		got, err := c.Balances(ctx, readapi.BalanceQuery{})
 		var se *readapi.StatusError
@@ -144,7 +151,7 @@ func CheckBooks(ctx context.Context, c *readapi.Client, want truth.Books, deadli
 			b.Error = "GET /v1/ledger/balances: " + err.Error()
 			return b // the ledger cannot answer: waiting will not help
 		}
-		if err == nil && CompareBooks(want, got.Balances) == nil || time.Now().Add(pause).After(deadline) {
+		if err == nil && CompareBooks(want, got.Balances, baseline) == nil || time.Now().Add(pause).After(deadline) {
 			break
 		}
 		if backoff.Sleep(ctx, pause) != nil {
@@ -158,7 +165,7 @@ func CheckBooks(ctx context.Context, c *readapi.Client, want truth.Books, deadli
 		b.Error = "GET " + q.URL() + ": " + err.Error()
 		return b
 	}
-	b.Differences = CompareBooks(want, got.Balances)
+	b.Differences = CompareBooks(want, got.Balances, baseline)
 	if len(b.Differences) > maxDifferences {
 		b.Differences = append(b.Differences[:maxDifferences], fmt.Sprintf("… and %d more", len(b.Differences)-maxDifferences))
 	}
@@ -181,6 +188,9 @@ func (b *BooksCheck) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  books       FAILED: balances as of %s (effective) differ from the truth's %d accounts (%s):\n", b.AsOf, b.Accounts, fees)
 	default:
 		fmt.Fprintf(w, "  books       balances as of %s (effective) equal the truth: %d accounts (%s)\n", b.AsOf, b.Accounts, fees)
+	}
+	if b.Baseline > 0 {
+		fmt.Fprintf(w, "    (the ledger had %d accounts before the run: compared is what the run added)\n", b.Baseline)
 	}
 	for _, d := range b.Differences {
 		fmt.Fprintf(w, "    %s\n", d)

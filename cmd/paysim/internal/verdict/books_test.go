@@ -66,10 +66,27 @@ func TestCompareBooks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := CompareBooks(want, tt.got); !slices.Equal(got, tt.want) {
+			if got := CompareBooks(want, tt.got, nil); !slices.Equal(got, tt.want) {
 				t.Errorf("differences\n%q\nwant\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCompareBooksBaseline: on a ledger that already had books, what the
+// run added is compared.
+func TestCompareBooksBaseline(t *testing.T) {
+	want := truth.Books{{Account: truth.Sales, Provider: "asaas", Currency: "BRL"}: 900,
+		{Account: truth.ProviderBalance, Provider: "asaas", Currency: "BRL"}: 900}
+	base := []readapi.Balance{bal("sales", "asaas", "BRL", 0, 100), bal("provider_balance", "asaas", "BRL", 100, 0),
+		bal("fees", "stripe", "USD", 30, 0)}
+	got := []readapi.Balance{bal("sales", "asaas", "BRL", 0, 1000), bal("provider_balance", "asaas", "BRL", 1000, 0),
+		bal("fees", "stripe", "USD", 30, 0)}
+	if d := CompareBooks(want, got, base); d != nil {
+		t.Errorf("differences %q", d)
+	}
+	if d := CompareBooks(want, got[:2], base); !slices.Equal(d, []string{"fees stripe/USD: want 0, got -30 (-30)"}) {
+		t.Errorf("an account gone since the baseline: %q", d)
 	}
 }
 
@@ -153,21 +170,21 @@ func TestCheckBooks(t *testing.T) {
 			}
 			return right
 		}}
-		b := CheckBooks(ctx, client(t, f), want, time.Now().Add(5*time.Second), time.Millisecond)
+		b := CheckBooks(ctx, client(t, f), want, nil, time.Now().Add(5*time.Second), time.Millisecond)
 		if !b.OK() || b.AsOf == "" || b.Accounts != 2 || f.reads < 5 {
 			t.Errorf("%+v after %d reads", b, f.reads)
 		}
 	})
 	t.Run("never right", func(t *testing.T) {
 		f := &fakeLedger{now: func(int) []readapi.Balance { return right[:1] }}
-		b := CheckBooks(ctx, client(t, f), want, time.Now().Add(50*time.Millisecond), time.Millisecond)
+		b := CheckBooks(ctx, client(t, f), want, nil, time.Now().Add(50*time.Millisecond), time.Millisecond)
 		if b.OK() || !slices.Equal(b.Differences, []string{"provider_balance asaas/BRL: want 900, absent from the answer"}) {
 			t.Errorf("%+v", b)
 		}
 	})
 	t.Run("no ledger API", func(t *testing.T) {
 		f := &fakeLedger{code: 404}
-		b := CheckBooks(ctx, client(t, f), want, time.Now().Add(time.Minute), time.Millisecond)
+		b := CheckBooks(ctx, client(t, f), want, nil, time.Now().Add(time.Minute), time.Millisecond)
 		if b.OK() || b.Error != "GET /v1/ledger/balances: balances: HTTP 404" {
 			t.Errorf("%+v", b)
 		}
