@@ -160,12 +160,12 @@ func CheckBooks(ctx context.Context, c *readapi.Client, want truth.Books, baseli
 	}
 	q := readapi.BalanceQuery{AsOf: time.Now().UTC().Truncate(time.Microsecond), Basis: "effective"}
 	b.AsOf = q.AsOf.Format(time.RFC3339Nano)
-	got, err := c.Balances(ctx, q)
+	got, err := readBalances(ctx, c, q, time.Now().Add(time.Minute))
 	if err != nil {
 		b.Error = "GET " + q.URL() + ": " + err.Error()
 		return b
 	}
-	b.Differences = CompareBooks(want, got.Balances, baseline)
+	b.Differences = CompareBooks(want, got, baseline)
 	if len(b.Differences) > maxDifferences {
 		b.Differences = append(b.Differences[:maxDifferences], fmt.Sprintf("… and %d more", len(b.Differences)-maxDifferences))
 	}

@@ -57,7 +57,7 @@ func TakeSnapshot(ctx context.Context, c *readapi.Client, payments []*truth.Paym
 			r.Error = ctx.Err().Error()
 			return r
 		}
-		before, at, after, err := snapshotOnce(ctx, c, cfg.Margin)
+		before, at, after, err := snapshotOnce(ctx, c, cfg)
 		if err != nil {
 			r.Error = err.Error()
 			return r
@@ -74,25 +74,38 @@ func TakeSnapshot(ctx context.Context, c *readapi.Client, payments []*truth.Paym
 // snapshotAnswers are the reads after T: as of T, recorded; and balances now.
 type snapshotAnswers struct{ asOf, now []readapi.Balance }
 
-func snapshotOnce(ctx context.Context, c *readapi.Client, margin time.Duration) ([]readapi.Balance, time.Time, snapshotAnswers, error) {
+func snapshotOnce(ctx context.Context, c *readapi.Client, cfg SnapshotConfig) ([]readapi.Balance, time.Time, snapshotAnswers, error) {
 	var out snapshotAnswers
-	before, err := c.Balances(ctx, readapi.BalanceQuery{})
+	before, err := readBalances(ctx, c, readapi.BalanceQuery{}, cfg.Deadline)
 	if err != nil {
 		return nil, time.Time{}, out, err
 	}
 	at := time.Now().UTC().Truncate(time.Microsecond)
-	if backoff.Sleep(ctx, margin) != nil {
+	if backoff.Sleep(ctx, cfg.Margin) != nil {
 		return nil, at, out, ctx.Err()
 	}
-	asOf, err := c.Balances(ctx, readapi.BalanceQuery{AsOf: at, Basis: "recorded"})
-	if err != nil {
+	if out.asOf, err = readBalances(ctx, c, readapi.BalanceQuery{AsOf: at, Basis: "recorded"}, cfg.Deadline); err != nil {
 		return nil, at, out, err
 	}
-	now, err := c.Balances(ctx, readapi.BalanceQuery{})
-	if err != nil {
+	if out.now, err = readBalances(ctx, c, readapi.BalanceQuery{}, cfg.Deadline); err != nil {
 		return nil, at, out, err
 	}
-	return before.Balances, at, snapshotAnswers{asOf: asOf.Balances, now: now.Balances}, nil
+	return before, at, out, nil
+}
+
+// readBalances reads balances, retrying failures that may pass (no answer,
+// 5xx: a ledger restarting) until deadline.
+func readBalances(ctx context.Context, c *readapi.Client, q readapi.BalanceQuery, deadline time.Time) ([]readapi.Balance, error) {
+	for {
+		b, err := c.Balances(ctx, q)
+		var se *readapi.StatusError
+		if err == nil || errors.As(err, &se) && se.Code < 500 || time.Now().After(deadline) {
+			return b.Balances, err
+		}
+		if backoff.Sleep(ctx, 200*time.Millisecond) != nil {
+			return nil, err
+		}
+	}
 }
 
 // Recheck reads the books as of T on the recorded basis again (the end of
@@ -106,12 +119,12 @@ func (r *Recorded) Recheck(ctx context.Context, c *readapi.Client) {
 		r.Error = err.Error()
 		return
 	}
-	b, err := c.Balances(ctx, readapi.BalanceQuery{AsOf: at, Basis: "recorded"})
+	b, err := readBalances(ctx, c, readapi.BalanceQuery{AsOf: at, Basis: "recorded"}, time.Now().Add(time.Minute))
 	if err != nil {
 		r.Error = "at the end: " + err.Error()
 		return
 	}
-	r.Later = SameBalances(r.Balances, b.Balances)
+	r.Later = SameBalances(r.Balances, b)
 }
 
 // OK reports whether the check ran and found no difference.
