@@ -40,6 +40,10 @@ type Config struct {
 	Progress    bool
 	Secrets     sign.Secrets        // what webhooks are signed with
 	APIKeys     fakeapi.Credentials // what the fake provider APIs accept
+	Books       bool                // check GET /v1/ledger/balances against the truth
+	StripeFees  bool                // the ledger fetches Stripe fees: expect them, and configure it to
+	Snapshot    float64             // share of sends after which the recorded-basis snapshot is taken; 0: none
+	Margin      time.Duration       // the snapshot's waits around T
 }
 
 // flags registers the flags of both subcommands on fs.
@@ -84,6 +88,11 @@ func (c *Config) flags(fs *flag.FlagSet) *string {
 	fs.StringVar(&c.Secrets.AsaasToken, "asaas-token", "asaas_paysim_token", "Asaas webhook authentication token")
 	fs.StringVar(&c.APIKeys.AsaasAPIKey, "asaas-api-key", "$aact_paysim", "Asaas API key the fake API accepts")
 	fs.StringVar(&c.APIKeys.PagarmeAPIKey, "pagarme-api-key", "sk_paysim", "Pagar.me secret key the fake API accepts")
+	fs.StringVar(&c.APIKeys.StripeAPIKey, "stripe-api-key", "sk_test_paysim", "Stripe secret key the fake API accepts")
+	fs.BoolVar(&c.Books, "books", true, "check the ledger's books: GET /v1/ledger/balances must equal the truth per provider, currency and account")
+	fs.BoolVar(&c.StripeFees, "stripe-fees", true, "expect Stripe's fees, fetched by the ledger from the fake API's balance transactions (paysim env sets LEDGER_STRIPE_API_KEY and LEDGER_STRIPE_API_BASE); false: neither")
+	fs.Float64Var(&c.Snapshot, "recorded-snapshot", 0.5, "after this share of the sends, hold deliveries back, let the read side catch up and keep the books as of that moment (basis=recorded): they must be the same at the end; 0: no snapshot (the default with --rate)")
+	fs.DurationVar(&c.Margin, "snapshot-margin", time.Second, "the snapshot waits this long after catching up and again after taking its moment (clock skew, commits in flight)")
 	return providers
 }
 
@@ -105,6 +114,14 @@ func parseConfig(name string, args []string, stderr io.Writer) (Config, error) {
 		}
 	}
 	c.Ledger = strings.TrimRight(c.Ledger, "/")
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "recorded-snapshot" })
+	if !explicit && (c.Rate > 0 || !c.Books) {
+		c.Snapshot = 0 // pausing an open-loop load would distort what it measures
+	}
+	if c.AckOnly {
+		c.Books, c.Snapshot = false, 0 // no read API to check
+	}
 	return c, c.validate()
 }
 
@@ -122,7 +139,7 @@ func (c Config) validate() error {
 			problems = append(problems, fmt.Sprintf("--providers: unknown provider %q", p))
 		}
 	}
-	for name, v := range map[string]float64{"--dup": c.Chaos.Dup, "--reorder": c.Chaos.Reorder} {
+	for name, v := range map[string]float64{"--dup": c.Chaos.Dup, "--reorder": c.Chaos.Reorder, "--recorded-snapshot": c.Snapshot} {
 		if v < 0 || v > 1 {
 			problems = append(problems, name+" must be between 0 and 1")
 		}
@@ -139,6 +156,9 @@ func (c Config) validate() error {
 	if c.Lag.Rate < 0 || c.Lag.Interval < 0 || (c.Lag.Rate > 0 && c.Lag.Reads <= 0) {
 		problems = append(problems, "lag: want --lag-samples ≥ 0, --lag-interval ≥ 0 and, when sampling, --lag-reads > 0")
 	}
+	if c.Snapshot > 0 && (!c.Books || c.Margin < 0) {
+		problems = append(problems, "--recorded-snapshot needs --books and --snapshot-margin ≥ 0")
+	}
 	if c.Concurrency < 1 {
 		problems = append(problems, "--concurrency must be at least 1")
 	}
@@ -154,8 +174,11 @@ func (c Config) validate() error {
 // env returns the ledger configuration matching c, with apiBase the root
 // of the fake provider APIs, in a stable order.
 func (c Config) env(apiBase string) [][2]string {
-	return [][2]string{
-		{"LEDGER_STRIPE_WEBHOOK_SECRETS", c.Secrets.Stripe},
+	var stripe [][2]string
+	if c.StripeFees {
+		stripe = [][2]string{{"LEDGER_STRIPE_API_KEY", c.APIKeys.StripeAPIKey}, {"LEDGER_STRIPE_API_BASE", apiBase + "/stripe"}}
+	}
+	return append(append([][2]string{{"LEDGER_STRIPE_WEBHOOK_SECRETS", c.Secrets.Stripe}}, stripe...), [][2]string{
 		{"LEDGER_MERCADOPAGO_WEBHOOK_SECRETS", c.Secrets.MercadoPago},
 		{"LEDGER_MERCADOPAGO_ACCESS_TOKEN", c.APIKeys.MercadoPagoToken},
 		{"LEDGER_MERCADOPAGO_API_BASE", apiBase + "/mercadopago"},
@@ -166,7 +189,7 @@ func (c Config) env(apiBase string) [][2]string {
 		{"LEDGER_PAGARME_API_KEY", c.APIKeys.PagarmeAPIKey},
 		{"LEDGER_PAGARME_API_BASE", apiBase + "/pagarme/core/v5"},
 		{"LEDGER_API_TOKENS", "read:" + c.Token},
-	}
+	}...)
 }
 
 // shellQuote quotes v for a POSIX shell.

@@ -10,8 +10,12 @@
 //	paysim floor [--listen ADDR] [--database URL]
 //	                     serve the one-INSERT floor bench-load compares the ledger with
 //
-// Exit codes: 0 when every payment matched and every webhook was acknowledged
-// and stored once (floor: a clean shutdown), 1 otherwise, 2 for bad flags.
+// Exit codes: 0 when every payment matched, every webhook was acknowledged
+// and stored once and the ledger's books equal the truth's (floor: a clean
+// shutdown), 1 otherwise, 2 for bad flags. The books check compares GET
+// /v1/ledger/balances with truth.Ledger per provider, currency and account,
+// and, from a snapshot taken mid-run with deliveries held back, the books as
+// of that moment on the recorded basis with the same query at the end.
 //
 // Package main holds the flags, the wiring and the subcommands only. The parts
 // live in internal/, each saying in its doc what it owns, and each imports

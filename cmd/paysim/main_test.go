@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,10 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{"env", []string{"env", "--api-addr", "127.0.0.1:9999", "--stripe-secret", "whsec_x"}, 0,
 			"export LEDGER_PAGARME_JWKS_URL='http://127.0.0.1:9999/.well-known/jwks.json'\n", ""},
+		{"env configures the Stripe fee fetch", []string{"env", "--api-addr", "127.0.0.1:9999", "--stripe-api-key", "sk_test_k"}, 0,
+			"export LEDGER_STRIPE_API_KEY='sk_test_k'\nexport LEDGER_STRIPE_API_BASE='http://127.0.0.1:9999/stripe'\n", ""},
+		{"bad snapshot share", []string{"--recorded-snapshot", "1.5"}, 2, "", "--recorded-snapshot"},
+		{"snapshot without books", []string{"--books=false", "--recorded-snapshot", "0.5"}, 2, "", "needs --books"},
 		{"env quotes", []string{"env", "--asaas-token", "it's"}, 0, `export LEDGER_ASAAS_WEBHOOK_TOKENS='it'\''s'`, ""},
 		{"unknown provider", []string{"--providers", "paypal"}, 2, "", `unknown provider "paypal"`},
 		{"bad shares, all reported", []string{"--dup", "2", "--reorder", "-1", "--payments", "0"}, 2, "", "--payments"},
@@ -37,5 +42,34 @@ func TestCommandLine(t *testing.T) {
 				t.Errorf("code %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 			}
 		})
+	}
+}
+
+func TestStripeFeesOff(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"env", "--stripe-fees=false"}, &out, &out); code != 0 || strings.Contains(out.String(), "LEDGER_STRIPE_API") {
+		t.Errorf("code %d, env without Stripe fees:\n%s", code, out.String())
+	}
+}
+
+// TestSnapshotDefaults: the recorded-basis snapshot is taken in a closed
+// loop, not under --rate (holding an open-loop load back distorts what it
+// measures) unless asked for, and never with --ack-only or --books=false.
+func TestSnapshotDefaults(t *testing.T) {
+	tests := []struct {
+		args []string
+		want float64
+	}{
+		{nil, 0.5},
+		{[]string{"--rate", "100"}, 0},
+		{[]string{"--rate", "100", "--recorded-snapshot", "0.3"}, 0.3},
+		{[]string{"--ack-only"}, 0},
+		{[]string{"--books=false"}, 0},
+	}
+	for _, tt := range tests {
+		c, err := parseConfig("run", tt.args, io.Discard)
+		if err != nil || c.Snapshot != tt.want {
+			t.Errorf("%q: snapshot %v, %v; want %v", tt.args, c.Snapshot, err, tt.want)
+		}
 	}
 }

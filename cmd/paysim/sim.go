@@ -80,8 +80,9 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		return nil, err
 	}
 	st := deliver.NewStats()
-	sender := deliver.New(deliver.Config{Ledger: ledger, Seed: s.cfg.Seed, Chaos: s.cfg.Chaos, Retry: s.cfg.Retry,
-		Concurrency: s.cfg.Concurrency, Rate: s.cfg.Rate}, client, s.sign, s.api)
+	books := s.startBooks(ctx, r)
+	sender := deliver.New(books.deliverConfig(deliver.Config{Ledger: ledger, Seed: s.cfg.Seed, Chaos: s.cfg.Chaos,
+		Retry: s.cfg.Retry, Concurrency: s.cfg.Concurrency, Rate: s.cfg.Rate}), client, s.sign, s.api)
 	var meter *lag.Meter
 	var sampler deliver.Sampler // nil unless lag is measured
 	if !s.cfg.AckOnly {
@@ -105,6 +106,12 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 	readings := s.settle(ctx, r, meter, settleStart.Add(s.cfg.Settle))
 	rep := verdict.Build(s.cfg.Seed, s.payments, readings, st.Totals(s.payments), s.api.FetchCounts())
 	meter.Fill(rep)
+	if s.cfg.Books {
+		rep.SetBooks(books.check(ctx, settleStart.Add(s.cfg.Settle)))
+	}
+	if books.recorded != nil {
+		delivered -= time.Duration(books.recorded.Seconds * float64(time.Second)) // deliveries were held back
+	}
 	rep.DeliverySeconds = delivered.Seconds()
 	rep.SettleSeconds = time.Since(settleStart).Seconds()
 	rep.DurationSeconds = time.Since(start).Seconds()
@@ -115,6 +122,58 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		rep.Rate, rep.OfferedRate, rep.LateStarts = s.cfg.Rate, pace.Offered, pace.Late
 	}
 	return rep, nil
+}
+
+// bookRun is the ledger check of one run: the books before it (the run must
+// change them by the truth's), the snapshot taken mid-run, and the check at
+// the end.
+type bookRun struct {
+	s        *sim
+	r        *readapi.Client
+	baseline []readapi.Balance
+	err      error // reading the baseline failed: nothing more is checked
+	recorded *verdict.Recorded
+}
+
+// startBooks reads the baseline; nothing with --books=false.
+func (s *sim) startBooks(ctx context.Context, r *readapi.Client) *bookRun {
+	b := &bookRun{s: s, r: r}
+	if s.cfg.Books {
+		base, err := r.Balances(ctx, readapi.BalanceQuery{})
+		b.baseline, b.err = base.Balances, err
+	}
+	return b
+}
+
+// deliverConfig adds the mid-run snapshot to c when one is asked for.
+func (b *bookRun) deliverConfig(c deliver.Config) deliver.Config {
+	cfg := b.s.cfg
+	if cfg.Snapshot <= 0 || b.err != nil {
+		return c
+	}
+	c.PauseAt = cfg.Snapshot
+	c.Pause = func(ctx context.Context) {
+		b.recorded = verdict.TakeSnapshot(ctx, b.r, b.s.payments, verdict.SnapshotConfig{Workers: cfg.Concurrency,
+			Margin: cfg.Margin, Deadline: time.Now().Add(cfg.Settle), Attempts: 3})
+	}
+	return c
+}
+
+// check compares the balances with the truth's books and, when a snapshot
+// was taken, reads the books as of its moment again.
+func (b *bookRun) check(ctx context.Context, deadline time.Time) *verdict.BooksCheck {
+	want := truth.Ledger(b.s.payments, truth.LedgerOptions{StripeFees: b.s.cfg.StripeFees})
+	if b.err != nil {
+		return &verdict.BooksCheck{StripeFees: b.s.cfg.StripeFees, Accounts: len(want),
+			Error: "GET /v1/ledger/balances before the run: " + b.err.Error()}
+	}
+	c := verdict.CheckBooks(ctx, b.r, want, b.baseline, deadline, 250*time.Millisecond)
+	c.StripeFees = b.s.cfg.StripeFees
+	if b.recorded != nil {
+		b.recorded.Recheck(ctx, b.r)
+		c.Recorded = b.recorded
+	}
+	return c
 }
 
 // settle reads every payment back until all match or deadline passes, while

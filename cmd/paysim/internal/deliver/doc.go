@@ -11,6 +11,8 @@
 // starts once the first wave of sends is parked and garbage collected.
 // Stats collects every send's record; Totals sums them for the report.
 // Every attempt carries EventIDHeader, the identity the ledger dedupes on.
+// Config.Pause holds every delivery back once, part-way, while the caller
+// takes the recorded-basis snapshot.
 //
 // It declares the Signer, Provider and Sampler it is given and imports
 // truth and internal/backoff only: never sign, fakeapi or lag, nor anything of the

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/payledger/payledger/cmd/paysim/internal/truth"
@@ -35,13 +36,23 @@ type Config struct {
 	Retry       Retry
 	Concurrency int     // attempts in flight at most
 	Rate        float64 // sends started per second, open loop; 0: closed loop
+	// Pause, when set, runs once the share PauseAt (0 to 1) of the planned
+	// sends has finished, with every delivery held back until it returns:
+	// nothing is in flight and the providers' states do not move meanwhile
+	// (the recorded-basis snapshot).
+	Pause   func(ctx context.Context)
+	PauseAt float64
 }
 
 // Sender delivers payments' webhooks to the ledger.
 type Sender struct {
-	cfg      Config
-	d        *deliverer
-	provider Provider
+	cfg        Config
+	d          *deliverer
+	provider   Provider
+	gate       sync.RWMutex // read-held by each group being sent; Pause holds it
+	pauseAfter int64        // sends finished before Pause runs
+	finished   atomic.Int64 // sends finished
+	paused     atomic.Bool  // Pause has run (or is running)
 }
 
 // New returns a sender using client, signing with signer and telling
@@ -83,6 +94,7 @@ func (s *Sender) deliverAll(ctx context.Context, payments []*truth.Payment, st *
 			sends += len(g)
 		}
 	}
+	s.pauseAfter = max(1, int64(s.cfg.PauseAt*float64(sends)))
 	var pace *pacer
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -146,6 +158,7 @@ func (s *Sender) walk(ctx context.Context, st *Stats, pace *pacer, lag Sampler, 
 		if backoff.Sleep(ctx, g[0].delay) != nil {
 			return
 		}
+		s.gate.RLock()
 		for _, sd := range g {
 			s.provider.Advance(p, sd.step) // the provider's state runs ahead of its webhooks
 		}
@@ -169,5 +182,19 @@ func (s *Sender) walk(ctx context.Context, st *Stats, pace *pacer, lag Sampler, 
 			}()
 		}
 		wg.Wait()
+		s.gate.RUnlock()
+		s.maybePause(ctx, len(g))
 	}
+}
+
+// maybePause counts n finished sends and, the first time PauseAfter is
+// reached, holds every delivery back while Pause runs.
+func (s *Sender) maybePause(ctx context.Context, n int) {
+	done := s.finished.Add(int64(n))
+	if s.cfg.Pause == nil || done < s.pauseAfter || !s.paused.CompareAndSwap(false, true) {
+		return
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	s.cfg.Pause(ctx)
 }

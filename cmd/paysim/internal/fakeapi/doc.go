@@ -4,7 +4,10 @@
 // webhook is sent and shows the state after the latest step sent so far
 // (Advance), as a provider's state runs ahead of its webhooks.
 //
-// Routes: GET /mercadopago/v1/payments/{id}, /asaas/v3/payments/{id},
+// Routes: GET /stripe/v1/payment_intents/{id} (expand[]=latest_charge and
+// latest_charge.balance_transaction: the fee; null on the first fetch of a
+// FeeLate payment), /stripe/v1/disputes?payment_intent=,
+// /mercadopago/v1/payments/{id} (with fee_details), /asaas/v3/payments/{id},
 // /pagarme/core/v5/charges/{id} and /.well-known/jwks.json, each prefix
 // being the API base the ledger is configured with.
 //

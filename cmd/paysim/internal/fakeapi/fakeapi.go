@@ -14,6 +14,7 @@ import (
 // Credentials are what the fake APIs accept; the ledger must be configured
 // with the same (paysim env).
 type Credentials struct {
+	StripeAPIKey     string // Bearer secret key
 	MercadoPagoToken string // access token
 	AsaasAPIKey      string // access_token header
 	PagarmeAPIKey    string // HTTP Basic user
@@ -29,6 +30,7 @@ type API struct {
 	mu      sync.Mutex
 	byKey   map[string]*truth.Payment // provider/id
 	shown   map[string]int            // provider/id → index of the step the API shows
+	btSeen  map[string]bool           // Stripe payments whose balance transaction was served (FeeLate)
 	fetches [4]atomic.Int64           // per provider, in truth.Providers order
 }
 
@@ -38,7 +40,8 @@ func New(creds Credentials, kid string, key *rsa.PublicKey, payments []*truth.Pa
 	if err != nil {
 		return nil, err
 	}
-	a := &API{creds: creds, jwks: jwks, byKey: make(map[string]*truth.Payment, len(payments)), shown: map[string]int{}}
+	a := &API{creds: creds, jwks: jwks, byKey: make(map[string]*truth.Payment, len(payments)), shown: map[string]int{},
+		btSeen: map[string]bool{}}
 	for _, p := range payments {
 		a.byKey[p.Key()] = p
 	}
@@ -56,14 +59,23 @@ func (a *API) Advance(p *truth.Payment, step int) {
 
 // current returns the API body of provider/id, or nil if unknown so far.
 func (a *API) current(provider, id string) []byte {
+	if p, step := a.step(provider, id); p != nil {
+		return p.Steps[step].API
+	}
+	return nil
+}
+
+// step returns provider/id and the index of the step its API shows, or nil
+// if unknown so far.
+func (a *API) step(provider, id string) (*truth.Payment, int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	key := provider + "/" + id
 	i, ok := a.shown[key]
 	if !ok {
-		return nil
+		return nil, 0
 	}
-	return a.byKey[key].Steps[i].API
+	return a.byKey[key], i
 }
 
 // Handler routes the fake APIs. Each provider lives under its own prefix,
@@ -74,6 +86,9 @@ func (a *API) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(a.jwks)
 	})
+	stripeAuth := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+a.creds.StripeAPIKey }
+	mux.HandleFunc("GET /stripe/v1/payment_intents/{id}", a.serveWith(0, stripeAuth, a.stripeIntent))
+	mux.HandleFunc("GET /stripe/v1/disputes", a.serveWith(0, stripeAuth, a.stripeDisputes))
 	mux.HandleFunc("GET /mercadopago/v1/payments/{id}", a.serve(truth.MercadoPago, 1, func(r *http.Request) bool {
 		return r.Header.Get("Authorization") == "Bearer "+a.creds.MercadoPagoToken
 	}))
@@ -89,6 +104,14 @@ func (a *API) Handler() http.Handler {
 
 // serve answers GET …/{id} for provider after authorized accepts the request.
 func (a *API) serve(provider string, n int, authorized func(*http.Request) bool) http.HandlerFunc {
+	return a.serveWith(n, authorized, func(r *http.Request) []byte {
+		return a.current(provider, strings.TrimSpace(r.PathValue("id")))
+	})
+}
+
+// serveWith answers with what body returns for the request (nil: 404)
+// after authorized accepts it, counting the call as provider n's.
+func (a *API) serveWith(n int, authorized func(*http.Request) bool, body func(*http.Request) []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.fetches[n].Add(1)
 		w.Header().Set("Content-Type", "application/json")
@@ -97,13 +120,13 @@ func (a *API) serve(provider string, n int, authorized func(*http.Request) bool)
 			_, _ = w.Write([]byte(`{"message":"invalid credentials","status":401}`))
 			return
 		}
-		body := a.current(provider, strings.TrimSpace(r.PathValue("id")))
-		if body == nil {
+		b := body(r)
+		if b == nil {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"message":"not found","status":404}`))
 			return
 		}
-		_, _ = w.Write(body)
+		_, _ = w.Write(b)
 	}
 }
 

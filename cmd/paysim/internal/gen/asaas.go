@@ -75,7 +75,22 @@ func genAsaas(g *gen, lifecycle string) *truth.Payment {
 	default:
 		panic("paysim: unknown asaas lifecycle " + lifecycle)
 	}
-	return &truth.Payment{Provider: truth.Asaas, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: len(g.steps)}
+	// Every webhook states the fee (netValue): one fee fact each at most.
+	return &truth.Payment{Provider: truth.Asaas, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: len(g.steps),
+		FeeFacts: len(g.steps), Fee: truth.Fee{Amount: asaasFee(billing, a), Currency: "BRL"}}
+}
+
+// asaasFee is Asaas's fee for the billing type, below the amount: netValue
+// is value − fee on every webhook, pending ones included (§3.2 of the
+// provider API notes).
+func asaasFee(billing string, a int64) int64 {
+	switch billing {
+	case "CREDIT_CARD":
+		return (a*299+5000)/10000 + 49
+	case "BOLETO":
+		return min(199, a/2)
+	}
+	return min(99, a/2) // PIX
 }
 
 // asaasRefund is one entry of payment.refunds.
@@ -106,7 +121,7 @@ func (s *asaasSteps) event(event, status, billing string, refunds []asaasRefund,
 		rs = "[" + strings.Join(parts, ",") + "]"
 	}
 	payment := fmt.Sprintf(`{"object":"payment","id":%q,"dateCreated":%q,"customer":"cus_000005219613","value":%s,"netValue":%s,"billingType":%q,"status":%q,"dueDate":%q,"description":"Pedido paysim","externalReference":"order-%s","deleted":%t,"refunds":%s}`,
-		s.id, s.day, decimal(s.amount), decimal(s.amount), billing, status, s.day, s.id, s.deleted, rs)
+		s.id, s.day, decimal(s.amount), decimal(s.amount-asaasFee(billing, s.amount)), billing, status, s.day, s.id, s.deleted, rs)
 	evt := fmt.Sprintf("evt_%s&%d", s.g.token(32), 368604920+s.g.index*10+len(s.g.steps))
 	body := fmt.Appendf(nil, `{"id":%q,"event":%q,"dateCreated":%q,"payment":%s}`, evt, event, at.Format(time.DateTime), payment)
 	return s.g.add(truth.Webhook{EventID: evt, Type: event, Body: body}, t, []byte(payment))

@@ -33,7 +33,7 @@ type gen struct {
 func Lifecycles(provider string) []string {
 	return map[string][]string{
 		truth.Stripe: {"succeeded", "processing_succeeded", "failed_then_succeeded", "failed", "canceled",
-			"authorized_captured", "refund_partial", "refund_full", "dispute_won", "dispute_lost"},
+			"authorized_captured", "refund_partial", "refund_full", "dispute_open", "dispute_won", "dispute_lost"},
 		truth.MercadoPago: {"approved", "pix_paid_late", "rejected", "rejected_then_approved", "cancelled",
 			"refund_partial", "refund_full", "charged_back"},
 		truth.Asaas: {"pix_received", "boleto_paid_late", "card_confirmed_received", "card_refused_then_confirmed",

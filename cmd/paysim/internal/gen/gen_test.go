@@ -2,10 +2,12 @@ package gen_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,7 +83,7 @@ func TestGenerateReachesEveryLifecycle(t *testing.T) {
 // that step, in reverse arrival order too.
 func TestTruthsAgreeWithProviders(t *testing.T) {
 	secrets := sign.Secrets{Stripe: "whsec_paysim_secret", MercadoPago: "mp_paysim_secret", AsaasToken: "asaas_paysim_token"}
-	creds := fakeapi.Credentials{MercadoPagoToken: "APP_USR-paysim", AsaasAPIKey: "$aact_paysim", PagarmeAPIKey: "sk_paysim"}
+	creds := fakeapi.Credentials{StripeAPIKey: "sk_test_paysim", MercadoPagoToken: "APP_USR-paysim", AsaasAPIKey: "$aact_paysim", PagarmeAPIKey: "sk_paysim"}
 	payments, err := gen.Generate(3, 400, truth.Providers(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +102,15 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: creds.StripeAPIKey,
+		Options: rest.Options{BaseURL: srv.URL + "/stripe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetchers := map[string]statusFetcher{truth.MercadoPago: mp, truth.Stripe: st}
 	now := time.Now()
 	for _, p := range payments {
-		var events []domain.Event
+		var events, all []domain.Event
 		for k := range p.Steps {
 			w := &p.Steps[k].Webhook
 			h, err := sg.Headers(p, w, now)
@@ -115,14 +123,14 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 				t.Fatalf("%s step %d: verify: %v", p.Key(), k, err)
 			}
 			n, err := prov.Parse(t.Context(), h, q, w.Body)
-			if err != nil || len(n.Events) != 1 {
+			if err != nil || len(withoutFees(n.Events)) != 1 {
 				t.Fatalf("%s step %d: parse: %v, %d events", p.Key(), k, err, len(n.Events))
 			}
 			events = append(events, n.Events...)
-			all := append([]domain.Event(nil), events...)
-			if p.Provider == truth.MercadoPago {
+			all = append([]domain.Event(nil), events...)
+			if f := fetchers[p.Provider]; f != nil {
 				api.Advance(p, k)
-				obs, err := mp.FetchStatus(context.Background(), p.ID)
+				obs, err := f.FetchStatus(context.Background(), p.ID)
 				if err != nil {
 					t.Fatalf("%s step %d: fetch: %v", p.Key(), k, err)
 				}
@@ -141,9 +149,41 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 				t.Errorf("%s [%s] after step %d: review reasons %v", p.Key(), p.Lifecycle, k, got.ReviewReasons)
 			}
 		}
-		if p.Events > 0 && p.Events != len(events) {
-			t.Errorf("%s: Events = %d, want %d", p.Key(), p.Events, len(events))
+		if p.Events > 0 && p.Events != len(withoutFees(events)) {
+			t.Errorf("%s: Events = %d, want %d", p.Key(), p.Events, len(withoutFees(events)))
 		}
+		checkBooks(t, p, all)
+	}
+}
+
+// statusFetcher is a provider's status client.
+type statusFetcher interface {
+	FetchStatus(ctx context.Context, id string) (*domain.PaymentStatusObserved, error)
+}
+
+// withoutFees drops the fee facts a provider may derive from a webhook.
+func withoutFees(evs []domain.Event) []domain.Event {
+	return slices.DeleteFunc(slices.Clone(evs), func(e domain.Event) bool {
+		_, fee := e.(*domain.FeeAssessed)
+		return fee
+	})
+}
+
+// checkBooks compares the truth's books of p, fees aside (the providers
+// that state them are checked end to end), with the domain's books of the
+// folded webhooks: two derivations written apart must agree.
+func checkBooks(t *testing.T, p *truth.Payment, events []domain.Event) {
+	t.Helper()
+	want := truth.Books{}
+	noFee := *p
+	noFee.Fee = truth.Fee{}
+	want.Book(&noFee, truth.LedgerOptions{StripeFees: true})
+	got := truth.Books{}
+	for _, x := range domain.BooksOf(domain.Fold(withoutFees(events)...).State()).Balances() {
+		got[truth.AccountKey{Account: truth.Account(x.Account), Provider: p.Provider, Currency: x.Currency}] += x.Amount
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s [%s]: domain books %v, truth %v", p.Key(), p.Lifecycle, got, want)
 	}
 }
 
@@ -172,4 +212,56 @@ func providerParsers(t *testing.T, c sign.Secrets, apiBase string) map[string]we
 		t.Fatal(err)
 	}
 	return map[string]webhookProvider{truth.Stripe: s, truth.MercadoPago: m, truth.Asaas: a, truth.Pagarme: p}
+}
+
+// TestGeneratedBooks: the books of a generated run balance per provider and
+// currency, every provider but Pagar.me states fees, some Stripe fees are
+// settled in USD for EUR payments, and the Stripe switch drops exactly
+// Stripe's fees.
+func TestGeneratedBooks(t *testing.T) {
+	ps, err := gen.Generate(5, 2000, truth.Providers(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	books := truth.Ledger(ps, truth.LedgerOptions{StripeFees: true})
+	net := map[string]int64{}
+	fees := map[string]int64{}
+	for k, v := range books {
+		if truth.Chart()[k.Account] == "credit" {
+			net[k.Provider+"/"+string(k.Currency)] -= v
+		} else {
+			net[k.Provider+"/"+string(k.Currency)] += v
+		}
+		if k.Account == truth.Fees {
+			fees[k.Provider+"/"+string(k.Currency)] += v
+		}
+	}
+	for pc, v := range net {
+		if v != 0 {
+			t.Errorf("%s: books do not balance (%d)", pc, v)
+		}
+	}
+	for _, pc := range []string{"stripe/USD", "stripe/EUR", "mercadopago/BRL", "asaas/BRL"} {
+		if fees[pc] <= 0 {
+			t.Errorf("no fees in %s: %v", pc, fees)
+		}
+	}
+	if fees["pagarme/BRL"] != 0 {
+		t.Error("Pagar.me fees booked")
+	}
+	var usdFromEUR bool
+	for _, p := range ps {
+		usdFromEUR = usdFromEUR || (p.Provider == truth.Stripe && p.Final().Currency == "EUR" && p.Fee.Currency == "USD")
+		if p.Fee.Amount <= 0 && p.Provider != truth.Pagarme || p.Fee.Amount >= p.Final().Amount {
+			t.Errorf("%s: fee %+v of %d", p.Key(), p.Fee, p.Final().Amount)
+		}
+	}
+	if !usdFromEUR {
+		t.Error("no EUR payment settled in USD")
+	}
+	off := truth.Ledger(ps, truth.LedgerOptions{})
+	if off[truth.AccountKey{Account: truth.Fees, Provider: truth.Stripe, Currency: "USD"}] != 0 ||
+		off[truth.AccountKey{Account: truth.Fees, Provider: truth.Asaas, Currency: "BRL"}] != fees["asaas/BRL"] {
+		t.Error("--stripe-fees=false should drop Stripe's fees only")
+	}
 }

@@ -23,7 +23,10 @@ func genMercadoPago(g *gen, lifecycle string) *truth.Payment {
 	id := strconv.FormatInt(n, 10)
 	a := g.amount()
 	created := g.clock.next(0)
-	s := &mpSteps{g: g, id: id, num: n, amount: a, created: created}
+	s := &mpSteps{g: g, id: id, num: n, amount: a, created: created, fee: (a*499 + 5000) / 10000}
+	if g.rng.IntN(3) == 0 {
+		s.payerFee = (a*3 + 50) / 100 // installments the buyer pays for: not our fee
+	}
 	t := func(st domain.Status, refunded int64) truth.State { return state(st, a, refunded, "BRL") }
 	switch lifecycle {
 	case "approved":
@@ -57,7 +60,8 @@ func genMercadoPago(g *gen, lifecycle string) *truth.Payment {
 	default:
 		panic("paysim: unknown mercadopago lifecycle " + lifecycle)
 	}
-	return &truth.Payment{Provider: truth.MercadoPago, ID: id, Lifecycle: lifecycle, Steps: g.steps}
+	return &truth.Payment{Provider: truth.MercadoPago, ID: id, Lifecycle: lifecycle, Steps: g.steps,
+		Fee: truth.Fee{Amount: s.fee, Currency: "BRL"}}
 }
 
 // mpSteps appends Mercado Pago states and their notifications.
@@ -67,6 +71,9 @@ type mpSteps struct {
 	num     int64
 	amount  int64
 	created time.Time
+	// fee is Mercado Pago's fee (fee_payer collector), payerFee a fee the
+	// buyer pays (fee_payer payer, 0: none); both stated once approved.
+	fee, payerFee int64
 }
 
 // state moves the payment to status/detail with refunded (minor units)
@@ -83,12 +90,30 @@ func (s *mpSteps) state(status, detail string, refunded int64, d time.Duration, 
 	body := fmt.Appendf(nil, `{"id":%d,"live_mode":true,"type":"payment","date_created":%q,"user_id":449871235,"api_version":"v1","action":%q,"data":{"id":%q}}`,
 		notification, at.Add(250*time.Millisecond).In(mpZone()).Format(mpTimeLayout), action, s.id)
 	approved := "null"
-	if status == "approved" || status == "refunded" || status == "in_mediation" || status == "charged_back" {
+	paid := status == "approved" || status == "refunded" || status == "in_mediation" || status == "charged_back"
+	if paid {
 		approved = strconv.Quote(s.created.Add(2 * time.Second).In(mpZone()).Format(mpTimeLayout))
 	}
-	api := fmt.Appendf(nil, `{"id":%d,"status":%q,"status_detail":%q,"transaction_amount":%s,"transaction_amount_refunded":%s,"currency_id":"BRL","payment_method_id":"pix","payment_type_id":"bank_transfer","date_created":%q,"date_approved":%s,"date_last_updated":%q,"external_reference":"order-%s","installments":1,"live_mode":true}`,
+	api := fmt.Appendf(nil, `{"id":%d,"status":%q,"status_detail":%q,"transaction_amount":%s,"transaction_amount_refunded":%s,"currency_id":"BRL","payment_method_id":"pix","payment_type_id":"bank_transfer","date_created":%q,"date_approved":%s,"date_last_updated":%q,"external_reference":"order-%s","installments":1,"live_mode":true,%s}`,
 		s.num, status, detail, decimal(s.amount), decimal(refunded), s.created.In(mpZone()).Format(mpTimeLayout),
-		approved, at.In(mpZone()).Format(mpTimeLayout), s.id)
+		approved, at.In(mpZone()).Format(mpTimeLayout), s.id, s.fees(paid))
 	return s.g.add(truth.Webhook{EventID: strconv.FormatInt(notification, 10), Type: action, Body: body,
 		Query: "data.id=" + s.id + "&type=payment"}, t, api)
+}
+
+// fees are the fee_details and transaction_details of the payment: empty
+// and zero until it is paid, as Mercado Pago shows a pending Pix (§2.2 of
+// the provider API notes).
+func (s *mpSteps) fees(paid bool) string {
+	if !paid {
+		return fmt.Sprintf(`"fee_details":[],"transaction_details":{"net_received_amount":0,"total_paid_amount":%s,"installment_amount":0}`,
+			decimal(s.amount))
+	}
+	details := fmt.Sprintf(`{"amount":%s,"fee_payer":"collector","type":"mercadopago_fee"}`, decimal(s.fee))
+	if s.payerFee > 0 {
+		details += fmt.Sprintf(`,{"amount":%s,"fee_payer":"payer","type":"financing_fee"}`, decimal(s.payerFee))
+	}
+	total := decimal(s.amount + s.payerFee)
+	return fmt.Sprintf(`"fee_details":[%s],"transaction_details":{"net_received_amount":%s,"total_paid_amount":%s,"installment_amount":%s}`,
+		details, decimal(s.amount-s.fee), total, total)
 }

@@ -21,7 +21,7 @@ func genStripe(g *gen, lifecycle string) *truth.Payment {
 		cur = "EUR"
 	}
 	a := g.amount()
-	s := stripeSteps{g: g, id: id, suffix: suffix, amount: a, cur: cur}
+	s := &stripeSteps{g: g, id: id, suffix: suffix, amount: a, cur: cur, bt: stripeSettlement(g, a, cur)}
 	t := func(st domain.Status, refunded int64) truth.State { return state(st, a, refunded, cur) }
 	s.pi("payment_intent.created", g.between(0, 0), t(domain.StatusPending, 0))
 	switch lifecycle {
@@ -51,6 +51,9 @@ func genStripe(g *gen, lifecycle string) *truth.Payment {
 		r := g.part(a)
 		s.refund(r, g.between(time.Hour, 48*time.Hour), t(domain.StatusPartiallyRefunded, r))
 		s.refund(a, g.between(time.Hour, 48*time.Hour), t(domain.StatusRefunded, a))
+	case "dispute_open":
+		s.pi("payment_intent.succeeded", g.between(time.Second, 20*time.Second), t(domain.StatusConfirmed, 0))
+		s.dispute("charge.dispute.created", "needs_response", g.between(24*time.Hour, 240*time.Hour), t(domain.StatusDisputed, 0))
 	case "dispute_won", "dispute_lost":
 		s.pi("payment_intent.succeeded", g.between(time.Second, 20*time.Second), t(domain.StatusConfirmed, 0))
 		s.dispute("charge.dispute.created", "needs_response", g.between(24*time.Hour, 240*time.Hour), t(domain.StatusDisputed, 0))
@@ -62,20 +65,29 @@ func genStripe(g *gen, lifecycle string) *truth.Payment {
 	default:
 		panic("paysim: unknown stripe lifecycle " + lifecycle)
 	}
-	return &truth.Payment{Provider: truth.Stripe, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: len(g.steps)}
+	p := &truth.Payment{Provider: truth.Stripe, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: len(g.steps),
+		Fee: truth.Fee{Amount: s.bt.fee, Currency: s.bt.currency}, FeeLate: s.bt.late}
+	if s.intent.captured {
+		// The fee fact, and the status observation the same fetch may record.
+		p.FeeFacts = 2
+	}
+	return p
 }
 
-// stripeSteps appends Stripe events to one PaymentIntent's steps.
+// stripeSteps appends Stripe events to one PaymentIntent's steps, and
+// follows the intent's state for the fake API (stripeapi.go).
 type stripeSteps struct {
 	g      *gen
 	id     string
 	suffix string
 	amount int64
 	cur    domain.Currency
+	bt     settlement
+	intent intentState
 }
 
 // event appends an event of typ about object, after d.
-func (s stripeSteps) event(typ string, object map[string]any, d time.Duration, t truth.State) {
+func (s *stripeSteps) event(typ string, object map[string]any, d time.Duration, t truth.State) {
 	created := s.g.clock.next(d)
 	evt := fmt.Sprintf("evt_3Q%s%02d", s.suffix, len(s.g.steps)+1)
 	body, err := json.Marshal(map[string]any{
@@ -87,12 +99,14 @@ func (s stripeSteps) event(typ string, object map[string]any, d time.Duration, t
 	if err != nil {
 		panic(err) // maps of strings and numbers always marshal
 	}
-	s.g.add(truth.Webhook{EventID: evt, Type: typ, Body: body}, t, nil)
+	s.follow(typ, object, created)
+	step := s.g.add(truth.Webhook{EventID: evt, Type: typ, Body: body}, t, s.apiBody())
+	step.Dispute = s.intent.dispute
 }
 
 // pi appends a payment_intent.* event carrying the intent in the state typ
 // says.
-func (s stripeSteps) pi(typ string, d time.Duration, t truth.State) {
+func (s *stripeSteps) pi(typ string, d time.Duration, t truth.State) {
 	status := strings.TrimPrefix(typ, "payment_intent.")
 	obj := map[string]any{"id": s.id, "object": "payment_intent", "amount": s.amount, "amount_received": 0,
 		"amount_capturable": 0, "currency": strings.ToLower(string(s.cur)), "capture_method": "automatic",
@@ -118,14 +132,14 @@ func (s stripeSteps) pi(typ string, d time.Duration, t truth.State) {
 }
 
 // refund appends charge.refunded with the cumulative amount refunded.
-func (s stripeSteps) refund(total int64, d time.Duration, t truth.State) {
+func (s *stripeSteps) refund(total int64, d time.Duration, t truth.State) {
 	s.event("charge.refunded", map[string]any{"id": "ch_3Q" + s.suffix, "object": "charge", "payment_intent": s.id,
 		"amount": s.amount, "amount_captured": s.amount, "amount_refunded": total, "captured": true,
 		"refunded": total == s.amount, "currency": strings.ToLower(string(s.cur)), "status": "succeeded"}, d, t)
 }
 
 // dispute appends a charge.dispute.* event.
-func (s stripeSteps) dispute(typ, status string, d time.Duration, t truth.State) {
+func (s *stripeSteps) dispute(typ, status string, d time.Duration, t truth.State) {
 	s.event(typ, map[string]any{"id": "dp_1Q" + s.suffix, "object": "dispute", "payment_intent": s.id,
 		"charge": "ch_3Q" + s.suffix, "amount": s.amount, "currency": strings.ToLower(string(s.cur)),
 		"status": status, "reason": "fraudulent"}, d, t)

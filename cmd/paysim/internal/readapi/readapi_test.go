@@ -3,6 +3,7 @@ package readapi
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestRevisionIn(t *testing.T) {
@@ -32,5 +33,18 @@ func TestRevisionIn(t *testing.T) {
 	}
 	if _, err := revisionIn([]byte("<html>"), "aaaa"); err == nil {
 		t.Error("not JSON: no error")
+	}
+}
+
+func TestBalanceQueryURL(t *testing.T) {
+	at := time.Date(2026, 12, 1, 22, 30, 0, 123456000, time.FixedZone("BRT", -3*3600))
+	for q, want := range map[BalanceQuery]string{
+		{}:                               "/v1/ledger/balances",
+		{AsOf: at, Basis: "recorded"}:    "/v1/ledger/balances?as_of=2026-12-02T01%3A30%3A00.123456Z&basis=recorded",
+		{AsOf: at.Truncate(time.Second)}: "/v1/ledger/balances?as_of=2026-12-02T01%3A30%3A00Z",
+	} {
+		if got := q.URL(); got != want {
+			t.Errorf("%+v: %s, want %s", q, got, want)
+		}
 	}
 }

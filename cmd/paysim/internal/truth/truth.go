@@ -44,6 +44,9 @@ type Step struct {
 	// Late marks the step that confirms a Pix/boleto paid late: its
 	// deliveries wait longer.
 	Late bool
+	// Dispute is the status of the payment's newest dispute after this
+	// step ("" when none), for Stripe's GET /v1/disputes.
+	Dispute string
 }
 
 // Payment is one simulated payment: its provider ID, the lifecycle it
@@ -57,6 +60,24 @@ type Payment struct {
 	// 0 when that is not known in advance (Mercado Pago: the observations
 	// depend on when the ledger fetched).
 	Events int
+	// FeeFacts is how many fee facts the ledger may store on top of Events
+	// at most (a fee stated in every Asaas webhook, a Stripe fee fetched by
+	// a job): the event count is then a range.
+	FeeFacts int
+	// Fee is the fee the provider states for the payment (zero: none). It
+	// is booked only if money moved.
+	Fee Fee
+	// FeeLate: Stripe's balance transaction is still null on the first
+	// fetch (asynchronous capture), so the ledger must fetch again.
+	FeeLate bool
+}
+
+// Fee is a fee the provider states and we pay, in minor units of Currency
+// (a Stripe balance transaction's settlement currency may differ from the
+// payment's).
+type Fee struct {
+	Amount   int64           `json:"amount"`
+	Currency domain.Currency `json:"currency"`
 }
 
 // Final is the state after the last step: what the read model must end in.

@@ -6,9 +6,13 @@
 // missing with the first mismatches, webhooks delivered, duplicated,
 // retried, given up and never acknowledged, the ledger's outcomes (a webhook
 // "accepted" twice is a duplicate stored), ack latency and throughput.
-// Report.OK is false on any wrong or missing payment, any webhook never
-// acknowledged or accepted twice.
+// The ledger check (CheckBooks) compares GET /v1/ledger/balances with the
+// truth's books per provider, currency and account, and the chart's normal
+// sides; TakeSnapshot and Recorded.Recheck are the recorded-basis check (the
+// books as known at a moment T mid-run never change). Report.OK is false on
+// any wrong or missing payment, any webhook never acknowledged or accepted
+// twice, and any difference in the books.
 //
-// It imports truth, readapi and deliver (the delivery totals) only; never
-// the ledger's store, projections or database.
+// It imports truth, readapi, deliver (the delivery totals) and
+// internal/backoff only; never the ledger's store, projections or database.
 package verdict

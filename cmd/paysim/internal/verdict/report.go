@@ -50,6 +50,7 @@ type Report struct {
 	OfferedRate     float64          `json:"offered_rate_per_s"` // starts per second achieved with --rate
 	LateStarts      int              `json:"late_starts"`        // --rate starts that found --concurrency sends in flight
 	APIFetches      map[string]int64 `json:"api_fetches"`        // provider API calls the ledger made
+	Books           *BooksCheck      `json:"books,omitempty"`    // the ledger check; nil when not made (--books=false, --ack-only)
 	DeliverySeconds float64          `json:"delivery_seconds"`
 	SettleSeconds   float64          `json:"settle_seconds"`
 	DurationSeconds float64          `json:"duration_seconds"`
@@ -192,6 +193,13 @@ func (r *Report) WriteText(w io.Writer) {
 	if len(r.APIFetches) > 0 {
 		fmt.Fprintf(w, "  provider API calls by the ledger: %s\n", counts64(r.APIFetches))
 	}
+	r.Books.writeText(w)
+}
+
+// SetBooks attaches the ledger check; the run fails unless it is OK.
+func (r *Report) SetBooks(b *BooksCheck) {
+	r.Books = b
+	r.OK = r.OK && b.OK()
 }
 
 func counts(m map[string]int) string {
