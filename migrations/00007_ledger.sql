@@ -1,0 +1,67 @@
+-- +goose Up
+-- The ledger read model (issue 16): journal entries derived by the projector
+-- from every payment's arrivals with domain.Journal, their lines, and running
+-- totals per hour that make a balance a sum of a few thousand rows. Entries
+-- and lines are only ever inserted (a correction is a reversing entry);
+-- projections.Reset empties them with the other read models.
+
+-- The fee the provider stated (domain.PaymentState.Fee, FeeCurrency).
+ALTER TABLE payments
+    ADD COLUMN fee bigint NOT NULL DEFAULT 0,
+    ADD COLUMN fee_currency text NOT NULL DEFAULT '';
+
+-- One row per journal entry. id is uuid v5 of the posting arrival's event ID
+-- and the entry's place among that arrival's entries, so a rebuild
+-- reproduces it. (effective_at, fact_rank, fact_key, arrival_revision, seq)
+-- is the fold order; arrival_revision is the stream revision of the arrival
+-- that posted the entry.
+CREATE TABLE ledger_entries (
+    id                  uuid PRIMARY KEY,
+    provider            text NOT NULL,
+    provider_payment_id text NOT NULL,
+    currency            text NOT NULL,
+    effective_at        timestamptz NOT NULL,
+    recorded_at         timestamptz NOT NULL,
+    cause_event_id      uuid NOT NULL,
+    reverses            uuid,
+    fact_key            text NOT NULL,
+    fact_rank           integer NOT NULL,
+    arrival_revision    bigint NOT NULL,
+    seq                 integer NOT NULL
+);
+
+CREATE INDEX ledger_entries_payment_idx ON ledger_entries (provider, provider_payment_id);
+-- Entry pages and the partial hour of a balance, on either basis.
+CREATE INDEX ledger_entries_effective_idx ON ledger_entries (effective_at, id);
+CREATE INDEX ledger_entries_recorded_idx ON ledger_entries (recorded_at, id);
+
+-- One row per line of an entry: exactly one of debit and credit is positive.
+-- Provider, currency and times are the entry's (join on entry_id).
+CREATE TABLE ledger_lines (
+    entry_id uuid NOT NULL,
+    account  text NOT NULL,
+    debit    bigint NOT NULL,
+    credit   bigint NOT NULL,
+    PRIMARY KEY (entry_id, account)
+);
+
+-- Running totals: the debits and credits of the lines of every
+-- (basis, provider, currency, account) whose basis time falls in the UTC
+-- hour starting at bucket. Added to only by the statement that inserts the
+-- lines, from the rows it actually inserted.
+CREATE TABLE ledger_totals (
+    basis    text NOT NULL CHECK (basis IN ('effective', 'recorded')),
+    provider text NOT NULL,
+    currency text NOT NULL,
+    account  text NOT NULL,
+    bucket   timestamptz NOT NULL,
+    debits   bigint NOT NULL,
+    credits  bigint NOT NULL,
+    PRIMARY KEY (basis, bucket, provider, currency, account)
+);
+
+-- +goose Down
+DROP TABLE ledger_totals;
+DROP TABLE ledger_lines;
+DROP TABLE ledger_entries;
+ALTER TABLE payments DROP COLUMN fee_currency, DROP COLUMN fee;
