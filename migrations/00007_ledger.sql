@@ -47,17 +47,20 @@ CREATE TABLE ledger_lines (
 
 -- Running totals: the debits and credits of the lines of every
 -- (basis, provider, currency, account) whose basis time falls in the UTC
--- hour starting at bucket. Added to only by the statement that inserts the
--- lines, from the rows it actually inserted.
+-- hour (unit 'hour') or UTC day ('day') starting at bucket. Added to only by
+-- the statement that inserts the lines, from the rows it actually inserted.
+-- A balance sums the whole days before as_of, the whole hours of its day,
+-- and the lines of its hour.
 CREATE TABLE ledger_totals (
     basis    text NOT NULL CHECK (basis IN ('effective', 'recorded')),
+    unit     text NOT NULL CHECK (unit IN ('hour', 'day')),
     provider text NOT NULL,
     currency text NOT NULL,
     account  text NOT NULL,
     bucket   timestamptz NOT NULL,
     debits   bigint NOT NULL,
     credits  bigint NOT NULL,
-    PRIMARY KEY (basis, bucket, provider, currency, account)
+    PRIMARY KEY (basis, unit, bucket, provider, currency, account)
 );
 
 -- +goose Down

@@ -92,14 +92,21 @@ const insertLedgerSQL = `WITH e AS (
 ), li AS (
 	INSERT INTO ledger_lines (entry_id, account, debit, credit) SELECT entry_id, account, debit, credit FROM l
 )
-INSERT INTO ledger_totals AS t (basis, bucket, provider, currency, account, debits, credits)
-SELECT b.basis, b.bucket, l.provider, l.currency, l.account, sum(l.debit), sum(l.credit)
-FROM l CROSS JOIN LATERAL (VALUES
-	('effective', date_trunc('hour', l.effective_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'),
-	('recorded', date_trunc('hour', l.recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')) AS b(basis, bucket)
-GROUP BY 1, 2, 3, 4, 5
-ON CONFLICT (basis, bucket, provider, currency, account) DO UPDATE
+INSERT INTO ledger_totals AS t (basis, unit, bucket, provider, currency, account, debits, credits)
+SELECT b.basis, b.unit, b.bucket, l.provider, l.currency, l.account, sum(l.debit), sum(l.credit)
+FROM l ` + bucketsSQL + `
+GROUP BY 1, 2, 3, 4, 5, 6
+ON CONFLICT (basis, unit, bucket, provider, currency, account) DO UPDATE
 	SET debits = t.debits + excluded.debits, credits = t.credits + excluded.credits`
+
+// bucketsSQL puts a line l (with effective_at and recorded_at) in the
+// running totals it adds to: its UTC hour and day on both bases, whatever
+// the session's time zone.
+const bucketsSQL = `CROSS JOIN LATERAL (VALUES
+	('effective', 'hour', date_trunc('hour', l.effective_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'),
+	('effective', 'day', date_trunc('day', l.effective_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'),
+	('recorded', 'hour', date_trunc('hour', l.recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'),
+	('recorded', 'day', date_trunc('day', l.recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')) AS b(basis, unit, bucket)`
 
 // queueInsertLedger queues the ledger of the batch's arrivals of keys.
 func queueInsertLedger(b *pgx.Batch, keys []paymentKey, hs map[paymentKey][]recorded, events []decoded) {

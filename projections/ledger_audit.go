@@ -94,19 +94,20 @@ func auditCurrencies(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 // auditTotals compares every running total with the lines it adds up.
 func auditTotals(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 	return problems(ctx, tx, rep, "running_totals", `
-	WITH s AS (
-		SELECT b.basis, b.bucket, e.provider, e.currency, l.account, sum(l.debit) AS debits, sum(l.credit) AS credits
+	WITH l AS (
+		SELECT e.provider, e.currency, e.effective_at, e.recorded_at, l.account, l.debit, l.credit
 		FROM ledger_entries e JOIN ledger_lines l ON l.entry_id = e.id
-		CROSS JOIN LATERAL (VALUES
-			('effective', date_trunc('hour', e.effective_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'),
-			('recorded', date_trunc('hour', e.recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')) AS b(basis, bucket)
-		GROUP BY 1, 2, 3, 4, 5
+	), s AS (
+		SELECT b.basis, b.unit, b.bucket, l.provider, l.currency, l.account,
+			sum(l.debit) AS debits, sum(l.credit) AS credits
+		FROM l `+bucketsSQL+`
+		GROUP BY 1, 2, 3, 4, 5, 6
 	)
-	SELECT '', format('%s %s %s/%s/%s: totals %s/%s, lines %s/%s', basis, bucket AT TIME ZONE 'UTC',
+	SELECT '', format('%s %s %s %s/%s/%s: totals %s/%s, lines %s/%s', basis, unit, bucket AT TIME ZONE 'UTC',
 		provider, currency, account, t.debits, t.credits, s.debits, s.credits)
-	FROM ledger_totals t FULL JOIN s USING (basis, bucket, provider, currency, account)
+	FROM ledger_totals t FULL JOIN s USING (basis, unit, bucket, provider, currency, account)
 	WHERE t.debits IS DISTINCT FROM s.debits OR t.credits IS DISTINCT FROM s.credits
-	ORDER BY basis, bucket, provider, currency, account`)
+	ORDER BY basis, unit, bucket, provider, currency, account`)
 }
 
 // auditPayments compares the sum of every payment's entries with the books

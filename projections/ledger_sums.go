@@ -60,20 +60,29 @@ type sum struct {
 }
 
 // sumsSQL adds up lines per interval between the thresholds $3 (interval 0
-// before the first, i in [$3[i], $3[i+1]), nothing from the last on): the
-// running totals of every UTC hour that no threshold cuts, plus the lines of
-// the hours one does ($2), read from the entries. %[1]s is the basis column,
-// %[2]s the filters.
+// before the first, i in [$3[i], $3[i+1]), nothing from the last, $4, on):
+// the running totals of every UTC day that no threshold cuts, of every hour
+// of the days one does ($5) that none cuts, and the lines of the hours one
+// does ($2), read from the entries. %[1]s is the basis column, %[2]s and
+// %[3]s the filters on totals t and on entries t with lines l. Every part
+// is an index range scan; OFFSET 0 keeps the lines a nested loop on their
+// key, whatever the planner guesses of the hours' entries.
 const sumsSQL = `WITH s AS (
 	SELECT width_bucket(t.bucket, $3::timestamptz[]) AS i, t.provider, t.currency, t.account,
 		t.debits, t.credits
 	FROM ledger_totals t
-	WHERE t.basis = $1 AND t.bucket < $4 AND t.bucket <> ALL ($2::timestamptz[]) %[2]s
+	WHERE t.basis = $1 AND t.unit = 'day' AND t.bucket < $4 AND t.bucket <> ALL ($5::timestamptz[]) %[2]s
+	UNION ALL
+	SELECT width_bucket(t.bucket, $3::timestamptz[]), t.provider, t.currency, t.account, t.debits, t.credits
+	FROM unnest($5::timestamptz[]) AS d(day)
+	JOIN ledger_totals t ON t.basis = $1 AND t.unit = 'hour'
+		AND t.bucket >= d.day AND t.bucket < d.day + interval '24 hours'
+	WHERE t.bucket < $4 AND t.bucket <> ALL ($2::timestamptz[]) %[2]s
 	UNION ALL
 	SELECT width_bucket(t.%[1]s, $3::timestamptz[]), t.provider, t.currency, l.account, l.debit, l.credit
 	FROM unnest($2::timestamptz[]) AS h(hour)
 	JOIN ledger_entries t ON t.%[1]s >= h.hour AND t.%[1]s < h.hour + interval '1 hour' AND t.%[1]s < $4
-	JOIN ledger_lines l ON l.entry_id = t.id
+	CROSS JOIN LATERAL (SELECT account, debit, credit FROM ledger_lines WHERE entry_id = t.id OFFSET 0) AS l
 	WHERE true %[3]s
 )
 SELECT i, provider, currency, account, sum(debits)::bigint, sum(credits)::bigint
@@ -86,20 +95,10 @@ func (q *Queries) sums(ctx context.Context, op string, b domain.Basis, f domain.
 	if err != nil {
 		return nil, err
 	}
-	if b == "" {
-		b = domain.BasisEffective
-	}
-	partial := []time.Time{} // never NULL: <> ALL (NULL) matches nothing
-	for _, t := range bounds {
-		// Truncate works on absolute time: UTC hours.
-		if h := t.Truncate(time.Hour); !h.Equal(t) && !slices.ContainsFunc(partial, h.Equal) {
-			partial = append(partial, h)
-		}
-	}
-	args := []any{string(b), partial, bounds, bounds[len(bounds)-1]}
+	hours, days := cut(bounds, time.Hour), cut(bounds, 24*time.Hour)
+	args := []any{string(basisOf(b)), hours, bounds, bounds[len(bounds)-1], days}
 	totals, lines := filterSQL(f, &args, "t", "l")
-	sql := fmt.Sprintf(sumsSQL, col, totals, lines)
-	rows, _ := q.pool.Query(ctx, sql, args...)
+	rows, _ := q.pool.Query(ctx, fmt.Sprintf(sumsSQL, col, totals, lines), args...)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sum, error) {
 		var s sum
 		err := r.Scan(&s.interval, &s.key.provider, &s.key.currency, &s.key.account, &s.debits, &s.credits)
@@ -109,6 +108,19 @@ func (q *Queries) sums(ctx context.Context, op string, b domain.Basis, f domain.
 		return nil, pgerr.Wrap(op, err)
 	}
 	return out, nil
+}
+
+// cut returns the UTC buckets of width d (an hour or a day) that a bound
+// cuts, that is, falls strictly inside. Truncate works on absolute time, so
+// its hours and days are UTC's. Never nil: <> ALL (NULL) matches nothing.
+func cut(bounds []time.Time, d time.Duration) []time.Time {
+	out := []time.Time{}
+	for _, t := range bounds {
+		if b := t.Truncate(d); !b.Equal(t) && !slices.ContainsFunc(out, b.Equal) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // filterSQL appends f's values to args and returns the conditions on the

@@ -313,14 +313,14 @@ func TestLedgerAuditFindsTampering(t *testing.T) {
 		sql: `UPDATE ledger_lines SET debit = debit + 1 WHERE debit > 0 AND entry_id IN
 			(SELECT id FROM ledger_entries WHERE provider_payment_id = 'pi_tamper-1')`,
 		want: []string{"entry_balance stripe/pi_tamper-1", "payment_books stripe/pi_tamper-1", "currency_balance ",
-			"running_totals ", "running_totals "},
+			"running_totals ", "running_totals ", "running_totals ", "running_totals "}, // hour and day, both bases
 	}, {
 		name: "a payments row changed",
 		sql:  `UPDATE payments SET amount_refunded = 200 WHERE provider_payment_id = 'pi_tamper_2'`,
 		want: []string{"payment_books stripe/pi_tamper_2", "payment_books stripe/pi_tamper_2"},
 	}, {
 		name: "a running total changed",
-		sql:  `UPDATE ledger_totals SET credits = credits + 5 WHERE account = 'sales' AND basis = 'recorded'`,
+		sql:  `UPDATE ledger_totals SET credits = credits + 5 WHERE account = 'sales' AND basis = 'recorded' AND unit = 'day'`,
 		want: []string{"running_totals "},
 	}}
 	for _, tt := range tests {
