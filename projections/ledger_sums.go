@@ -98,11 +98,22 @@ func (q *Queries) sums(ctx context.Context, op string, b domain.Basis, f domain.
 	hours, days := cut(bounds, time.Hour), cut(bounds, 24*time.Hour)
 	args := []any{string(basisOf(b)), hours, bounds, bounds[len(bounds)-1], days}
 	totals, lines := filterSQL(f, &args, "t", "l")
-	rows, _ := q.pool.Query(ctx, fmt.Sprintf(sumsSQL, col, totals, lines), args...)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sum, error) {
-		var s sum
-		err := r.Scan(&s.interval, &s.key.provider, &s.key.currency, &s.key.account, &s.debits, &s.credits)
-		return s, err
+	var out []sum
+	err = pgx.BeginTxFunc(ctx, q.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// The planner cannot know how few entries an hour holds, guesses a
+		// ninth of the table, and JIT-compiles for longer (0.5-0.7 s) than
+		// the query runs (BENCHMARKS.md, "Ledger balances").
+		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, fmt.Sprintf(sumsSQL, col, totals, lines), args...)
+		var err error
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (sum, error) {
+			var s sum
+			err := r.Scan(&s.interval, &s.key.provider, &s.key.currency, &s.key.account, &s.debits, &s.credits)
+			return s, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, pgerr.Wrap(op, err)
