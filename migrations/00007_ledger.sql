@@ -1,6 +1,6 @@
 -- +goose Up
 -- The ledger read model (issue 16): journal entries derived by the projector
--- from every payment's arrivals with domain.Journal, their lines, and running
+-- from every payment's arrivals with domain.Journal, with their lines, and running
 -- totals per hour that make a balance a sum of a few thousand rows. Entries
 -- and lines are only ever inserted (a correction is a reversing entry);
 -- projections.Reset empties them with the other read models.
@@ -27,23 +27,19 @@ CREATE TABLE ledger_entries (
     fact_key            text NOT NULL,
     fact_rank           integer NOT NULL,
     arrival_revision    bigint NOT NULL,
-    seq                 integer NOT NULL
+    seq                 integer NOT NULL,
+    -- The lines, in chart order: accounts[i] is debited debits[i] and
+    -- credited credits[i], exactly one of them positive. Arrays, not a
+    -- table of lines: a third of the rows and index entries per entry.
+    accounts            text[] NOT NULL,
+    debits              bigint[] NOT NULL,
+    credits             bigint[] NOT NULL
 );
 
 CREATE INDEX ledger_entries_payment_idx ON ledger_entries (provider, provider_payment_id);
 -- Entry pages and the partial hour of a balance, on either basis.
 CREATE INDEX ledger_entries_effective_idx ON ledger_entries (effective_at, id);
 CREATE INDEX ledger_entries_recorded_idx ON ledger_entries (recorded_at, id);
-
--- One row per line of an entry: exactly one of debit and credit is positive.
--- Provider, currency and times are the entry's (join on entry_id).
-CREATE TABLE ledger_lines (
-    entry_id uuid NOT NULL,
-    account  text NOT NULL,
-    debit    bigint NOT NULL,
-    credit   bigint NOT NULL,
-    PRIMARY KEY (entry_id, account)
-);
 
 -- Running totals: the debits and credits of the lines of every
 -- (basis, provider, currency, account) whose basis time falls in the UTC
@@ -65,6 +61,5 @@ CREATE TABLE ledger_totals (
 
 -- +goose Down
 DROP TABLE ledger_totals;
-DROP TABLE ledger_lines;
 DROP TABLE ledger_entries;
 ALTER TABLE payments DROP COLUMN fee_currency, DROP COLUMN fee;

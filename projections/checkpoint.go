@@ -93,7 +93,7 @@ func queueExec(b *pgx.Batch, what string, check func(pgconn.CommandTag) error, s
 // and restarts from the start.
 func Reset(ctx context.Context, pool *pgxpool.Pool, name string) error {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "TRUNCATE payments, payment_events, ledger_entries, ledger_lines, ledger_totals"); err != nil {
+		if _, err := tx.Exec(ctx, "TRUNCATE payments, payment_events, ledger_entries, ledger_totals"); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM projection_checkpoints WHERE name = $1", name)

@@ -73,24 +73,29 @@ func (lr *ledgerRows) addPayment(k paymentKey, hist []recorded, inBatch map[stri
 	}
 }
 
-// insertLedgerSQL inserts entries and lines and adds the lines to the
-// running totals, in one statement: only the entries it actually inserted
-// (ON CONFLICT DO NOTHING skips the stored ones) reach the lines and the
-// totals, so a replayed batch or a redelivered event changes nothing. Hours
+// insertLedgerSQL inserts entries with their lines and adds the lines to
+// the running totals, in one statement: only the entries it actually
+// inserted (ON CONFLICT DO NOTHING skips the stored ones) reach the totals, so a replayed batch or a redelivered event changes nothing. Hours
 // are UTC hours whatever the session's time zone.
-const insertLedgerSQL = `WITH e AS (
+const insertLedgerSQL = `WITH ls AS (
+	SELECT u.entry_id, array_agg(u.account ORDER BY u.n) AS accounts, array_agg(u.debit ORDER BY u.n) AS debits,
+		array_agg(u.credit ORDER BY u.n) AS credits
+	FROM unnest($13::uuid[], $14::text[], $15::bigint[], $16::bigint[]) WITH ORDINALITY
+		AS u(entry_id, account, debit, credit, n)
+	GROUP BY u.entry_id
+), e AS (
 	INSERT INTO ledger_entries (id, provider, provider_payment_id, currency, effective_at, recorded_at,
-		cause_event_id, reverses, fact_key, fact_rank, arrival_revision, seq)
-	SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+		cause_event_id, reverses, fact_key, fact_rank, arrival_revision, seq, accounts, debits, credits)
+	SELECT u.*, ls.accounts, ls.debits, ls.credits
+	FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
 		$7::uuid[], $8::uuid[], $9::text[], $10::int[], $11::bigint[], $12::int[])
+		AS u(id, provider, payment_id, currency, effective_at, recorded_at, cause, reverses, fact_key, rank, revision, seq)
+	JOIN ls ON ls.entry_id = u.id
 	ON CONFLICT (id) DO NOTHING
-	RETURNING id, provider, currency, effective_at, recorded_at
+	RETURNING provider, currency, effective_at, recorded_at, accounts, debits, credits
 ), l AS (
-	SELECT u.entry_id, u.account, u.debit, u.credit, e.provider, e.currency, e.effective_at, e.recorded_at
-	FROM unnest($13::uuid[], $14::text[], $15::bigint[], $16::bigint[]) AS u(entry_id, account, debit, credit)
-	JOIN e ON e.id = u.entry_id
-), li AS (
-	INSERT INTO ledger_lines (entry_id, account, debit, credit) SELECT entry_id, account, debit, credit FROM l
+	SELECT e.provider, e.currency, e.effective_at, e.recorded_at, a.account, a.debit, a.credit
+	FROM e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS a(account, debit, credit)
 )
 INSERT INTO ledger_totals AS t (basis, unit, bucket, provider, currency, account, debits, credits)
 SELECT b.basis, b.unit, b.bucket, l.provider, l.currency, l.account, sum(l.debit), sum(l.credit)

@@ -67,19 +67,22 @@ func problems(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, check, q string)
 	return nil
 }
 
-// auditEntries finds entries without lines, with a line that is not exactly
-// one positive side, or whose debits and credits differ. (An entry has one
-// currency column: its lines cannot mix currencies.)
+// auditEntries finds entries without lines, with line arrays of unequal
+// lengths, a line that is not exactly one positive side, or debits and
+// credits that differ. (An entry has one currency column: its lines cannot
+// mix currencies.)
 func auditEntries(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 	return problems(ctx, tx, rep, "entry_balance", `
 	SELECT e.provider || '/' || e.provider_payment_id,
-		format('entry %s (%s): %s lines, debits %s, credits %s, %s malformed lines', e.id, e.currency,
-			count(l.entry_id), coalesce(sum(l.debit), 0), coalesce(sum(l.credit), 0),
-			count(*) FILTER (WHERE NOT ((l.debit > 0 AND l.credit = 0) OR (l.debit = 0 AND l.credit > 0))))
-	FROM ledger_entries e LEFT JOIN ledger_lines l ON l.entry_id = e.id
-	GROUP BY e.id
-	HAVING count(l.entry_id) = 0 OR sum(l.debit) <> sum(l.credit)
-		OR bool_or(NOT ((l.debit > 0 AND l.credit = 0) OR (l.debit = 0 AND l.credit > 0)))
+		format('entry %s (%s): %s accounts, %s debits, %s credits, debits %s, credits %s, %s malformed lines',
+			e.id, e.currency, cardinality(e.accounts), cardinality(e.debits), cardinality(e.credits),
+			(SELECT sum(d) FROM unnest(e.debits) d), (SELECT sum(c) FROM unnest(e.credits) c),
+			(SELECT count(*) FROM unnest(e.debits, e.credits) AS l(d, c) WHERE NOT ((d > 0 AND c = 0) OR (d = 0 AND c > 0))))
+	FROM ledger_entries e
+	WHERE cardinality(e.accounts) = 0 OR cardinality(e.accounts) <> cardinality(e.debits)
+		OR cardinality(e.accounts) <> cardinality(e.credits)
+		OR (SELECT sum(d) FROM unnest(e.debits) d) <> (SELECT sum(c) FROM unnest(e.credits) c)
+		OR EXISTS (SELECT 1 FROM unnest(e.debits, e.credits) AS l(d, c) WHERE NOT ((d > 0 AND c = 0) OR (d = 0 AND c > 0)))
 	ORDER BY 1, e.id`)
 }
 
@@ -87,7 +90,7 @@ func auditEntries(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 func auditCurrencies(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 	return problems(ctx, tx, rep, "currency_balance", `
 	SELECT '', format('%s: debits %s, credits %s', e.currency, sum(l.debit), sum(l.credit))
-	FROM ledger_entries e JOIN ledger_lines l ON l.entry_id = e.id
+	FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit)
 	GROUP BY e.currency HAVING sum(l.debit) <> sum(l.credit) ORDER BY e.currency`)
 }
 
@@ -96,7 +99,7 @@ func auditTotals(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 	return problems(ctx, tx, rep, "running_totals", `
 	WITH l AS (
 		SELECT e.provider, e.currency, e.effective_at, e.recorded_at, l.account, l.debit, l.credit
-		FROM ledger_entries e JOIN ledger_lines l ON l.entry_id = e.id
+		FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit)
 	), s AS (
 		SELECT b.basis, b.unit, b.bucket, l.provider, l.currency, l.account,
 			sum(l.debit) AS debits, sum(l.credit) AS credits
@@ -149,7 +152,7 @@ func auditPayments(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 func paymentSums(ctx context.Context, tx pgx.Tx) (map[string]map[string]int64, error) {
 	rows, _ := tx.Query(ctx, `SELECT e.provider || '/' || e.provider_payment_id, e.currency, l.account,
 		sum(l.debit)::bigint, sum(l.credit)::bigint
-		FROM ledger_entries e JOIN ledger_lines l ON l.entry_id = e.id GROUP BY 1, 2, 3`)
+		FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit) GROUP BY 1, 2, 3`)
 	out := map[string]map[string]int64{}
 	var (
 		name, currency, account string

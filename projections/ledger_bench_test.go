@@ -21,23 +21,22 @@ var balanceEntries = flag.Int("balances.entries", 1_000_000, "synthetic journal 
 // the projector keeps them.
 const seedLedgerSQL = `
 INSERT INTO ledger_entries (id, provider, provider_payment_id, currency, effective_at, recorded_at,
-	cause_event_id, reverses, fact_key, fact_rank, arrival_revision, seq)
+	cause_event_id, reverses, fact_key, fact_rank, arrival_revision, seq, accounts, debits, credits)
 SELECT md5('entry:' || g)::uuid, (ARRAY['stripe','asaas','mercadopago'])[g % 3 + 1], 'pi_bench_' || g / 2,
 	(ARRAY['USD','BRL'])[g / 3 % 2 + 1], t, t + make_interval(secs => g % 86400),
-	md5('event:' || g)::uuid, NULL, 'stripe/evt_' || g, 3, g % 2, 0
+	md5('event:' || g)::uuid, NULL, 'stripe/evt_' || g, 3, g % 2, 0,
+	CASE WHEN g % 4 = 3 THEN ARRAY['provider_balance', 'refunds'] ELSE ARRAY['provider_balance', 'sales'] END,
+	CASE WHEN g % 4 = 3 THEN ARRAY[0, 1000 + g % 97] ELSE ARRAY[1000 + g % 97, 0] END,
+	CASE WHEN g % 4 = 3 THEN ARRAY[1000 + g % 97, 0] ELSE ARRAY[0, 1000 + g % 97] END
 FROM generate_series(0, $1::int - 1) AS g,
 	LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00' + make_interval(secs => g::float8 * 31536000 / $1)) AS x(t);
-INSERT INTO ledger_lines (entry_id, account, debit, credit)
-SELECT md5('entry:' || g)::uuid, l.account, l.debit, l.credit
-FROM generate_series(0, $1::int - 1) AS g, LATERAL (VALUES
-	(CASE WHEN g % 4 = 3 THEN 'refunds' ELSE 'provider_balance' END, 1000 + g % 97, 0),
-	(CASE WHEN g % 4 = 3 THEN 'provider_balance' ELSE 'sales' END, 0, 1000 + g % 97)) AS l(account, debit, credit);
 INSERT INTO ledger_totals (basis, unit, bucket, provider, currency, account, debits, credits)
 SELECT b.basis, b.unit, b.bucket, l.provider, l.currency, l.account, sum(l.debit), sum(l.credit)
 FROM (SELECT e.provider, e.currency, e.effective_at, e.recorded_at, l.account, l.debit, l.credit
-	FROM ledger_entries e JOIN ledger_lines l ON l.entry_id = e.id) AS l ` + bucketsSQL + `
+	FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit)) AS l
+	` + bucketsSQL + `
 GROUP BY 1, 2, 3, 4, 5, 6;
-ANALYZE ledger_entries; ANALYZE ledger_lines; ANALYZE ledger_totals`
+ANALYZE ledger_entries; ANALYZE ledger_totals`
 
 // BenchmarkLedgerBalances times Balances over balanceEntries entries: the
 // running totals of every whole hour before as_of plus the entries of its

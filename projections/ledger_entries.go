@@ -17,13 +17,11 @@ import (
 	"github.com/payledger/payledger/internal/pgerr"
 )
 
-// entrySelect reads entries with their lines, in one query; %s is the rest
+// entrySelect reads entries with their lines; %s is the rest
 // of the query (from WHERE on) over ledger_entries e.
 const entrySelect = `SELECT e.id::text, e.provider, e.provider_payment_id, e.currency, e.effective_at,
-	e.recorded_at, e.cause_event_id::text, coalesce(e.reverses::text, ''), l.accounts, l.debits, l.credits
-FROM ledger_entries e CROSS JOIN LATERAL (
-	SELECT array_agg(account) AS accounts, array_agg(debit) AS debits, array_agg(credit) AS credits
-	FROM ledger_lines WHERE entry_id = e.id) AS l
+	e.recorded_at, e.cause_event_id::text, coalesce(e.reverses::text, ''), e.accounts, e.debits, e.credits
+FROM ledger_entries e
 %s`
 
 // queryEntries runs entrySelect and returns the entries, lines in chart order.
@@ -116,7 +114,7 @@ func (q *Queries) Entries(ctx context.Context, eq domain.EntryQuery) (domain.Ent
 		where = append(where, "e.currency = "+arg(string(eq.Currency)))
 	}
 	if eq.Account != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM ledger_lines a WHERE a.entry_id = e.id AND a.account = "+arg(string(eq.Account))+")")
+		where = append(where, arg(string(eq.Account))+" = ANY (e.accounts)")
 	}
 	rest := "WHERE true"
 	for _, w := range where {

@@ -65,8 +65,7 @@ type sum struct {
 // of the days one does ($5) that none cuts, and the lines of the hours one
 // does ($2), read from the entries. %[1]s is the basis column, %[2]s and
 // %[3]s the filters on totals t and on entries t with lines l. Every part
-// is an index range scan; OFFSET 0 keeps the lines a nested loop on their
-// key, whatever the planner guesses of the hours' entries.
+// is an index range scan.
 const sumsSQL = `WITH s AS (
 	SELECT width_bucket(t.bucket, $3::timestamptz[]) AS i, t.provider, t.currency, t.account,
 		t.debits, t.credits
@@ -82,7 +81,7 @@ const sumsSQL = `WITH s AS (
 	SELECT width_bucket(t.%[1]s, $3::timestamptz[]), t.provider, t.currency, l.account, l.debit, l.credit
 	FROM unnest($2::timestamptz[]) AS h(hour)
 	JOIN ledger_entries t ON t.%[1]s >= h.hour AND t.%[1]s < h.hour + interval '1 hour' AND t.%[1]s < $4
-	CROSS JOIN LATERAL (SELECT account, debit, credit FROM ledger_lines WHERE entry_id = t.id OFFSET 0) AS l
+	CROSS JOIN LATERAL unnest(t.accounts, t.debits, t.credits) AS l(account, debit, credit)
 	WHERE true %[3]s
 )
 SELECT i, provider, currency, account, sum(debits)::bigint, sum(credits)::bigint
