@@ -34,7 +34,7 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 	if len(events) == 0 && to == from {
 		return from, stopErr
 	}
-	if err := r.write(ctx, from, to, events); err != nil {
+	if err := r.writeBatch(ctx, from, to, events); err != nil {
 		// The commit may or may not have happened: what the cache holds
 		// can no longer be trusted to equal payment_events.
 		r.histories.purge()
@@ -48,18 +48,34 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 	return to, stopErr
 }
 
+// errStaleFresh says a payment planned as fresh (see plan.fresh) was not:
+// payment_events held other events of it. Its journal entries may already
+// be queued from the wrong history, and entries are never deleted, so the
+// batch is rolled back and written again with every history read back.
+var errStaleFresh = errors.New("projections: a new payment had stored events")
+
+// writeBatch writes the batch (see write), again with every history read
+// back when a fresh payment turns out to be stale.
+func (r *Runner) writeBatch(ctx context.Context, from, to eventstore.Position, events []decoded) error {
+	keys := affectedPayments(events)
+	err := r.write(ctx, from, to, events, keys, r.histories.plan(keys, events))
+	if errors.Is(err, errStaleFresh) {
+		err = r.write(ctx, from, to, events, keys, plan{histories: map[paymentKey][]recorded{}, missing: keys})
+	}
+	return err
+}
+
 // write commits the batch in one transaction: the checkpoint's
 // compare-and-set, the events into payment_events, every touched payment
-// re-folded from its full history into payments, and the follow-up's jobs.
+// re-folded from its full history into payments, its journal entries
+// posted by the batch's arrivals into the ledger, and the follow-up's jobs.
 // Round trips are much of a small batch's cost, so its statements are
 // pipelined: the first round trip carries BEGIN, the compare-and-set, the history insert
 // and, when every touched payment's history is known without reading it
-// (kept in memory, or the payment is new: see plan), the upsert; when some
-// are not, it reads theirs back instead and the upsert takes a second.
-// Then the follow-up's statements, if any, and COMMIT.
-func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events []decoded) error {
-	keys := affectedPayments(events)
-	pl := r.histories.plan(keys, events)
+// (kept in memory, or the payment is new: see plan), the upsert and the
+// ledger; when some are not, it reads theirs back instead and the upsert and
+// the ledger take a second. Then the follow-up's statements, if any, and COMMIT.
+func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events []decoded, keys []paymentKey, pl plan) error {
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
 	queueAdvanceCheckpoint(b, r.cfg.Name, from, to)
@@ -72,10 +88,8 @@ func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events
 	}
 	if len(pl.missing) > 0 {
 		queueLoadHistories(b, r.codec, pl.missing, pl.histories)
-	} else if len(keys) > 0 {
-		if err := queueUpsertPayments(b, fold(keys, pl.histories)); err != nil {
-			return err
-		}
+	} else if err := queueReadModels(b, keys, pl.histories, events); err != nil {
+		return err
 	}
 	br := r.pool.SendBatch(ctx, b)
 	tx := br.Tx()
@@ -85,8 +99,18 @@ func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events
 	if err := br.Close(); err != nil {
 		return err
 	}
-	if err := r.settle(ctx, tx, keys, pl, stale); err != nil {
-		return err
+	if len(stale) > 0 {
+		return fmt.Errorf("%d payments: %w", len(stale), errStaleFresh)
+	}
+	if len(pl.missing) > 0 {
+		// The histories were just read back: upsert and post now.
+		b := &pgx.Batch{}
+		if err := queueReadModels(b, keys, pl.histories, events); err != nil {
+			return err
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
 	}
 	if err := r.followUp(ctx, tx, events); err != nil {
 		return err
@@ -98,33 +122,17 @@ func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events
 	return nil
 }
 
-// settle does what the first round trip could not: it upserts every key
-// when some were missing (their histories just read back), and reads back
-// and upserts again the fresh payments whose check failed (stale; the
-// later upsert of a row in the transaction is the one that counts).
-func (r *Runner) settle(ctx context.Context, tx pgx.Tx, keys []paymentKey, pl plan, stale []paymentKey) error {
-	upsert := keys
-	if len(pl.missing) == 0 {
-		upsert = stale
-	}
-	if len(upsert) == 0 {
+// queueReadModels queues the upsert of every key's payments row and the
+// insert of its ledger entries, from the full histories hs.
+func queueReadModels(b *pgx.Batch, keys []paymentKey, hs map[paymentKey][]recorded, events []decoded) error {
+	if len(keys) == 0 {
 		return nil
 	}
-	if len(stale) > 0 {
-		for _, k := range stale {
-			delete(pl.histories, k)
-		}
-		b := &pgx.Batch{}
-		queueLoadHistories(b, r.codec, stale, pl.histories)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-	}
-	b := &pgx.Batch{}
-	if err := queueUpsertPayments(b, fold(upsert, pl.histories)); err != nil {
+	if err := queueUpsertPayments(b, fold(keys, hs)); err != nil {
 		return err
 	}
-	return tx.SendBatch(ctx, b).Close()
+	queueInsertLedger(b, keys, hs, events)
+	return nil
 }
 
 // decodeBatch decodes the batch's events up to the first one that does not

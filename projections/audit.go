@@ -96,15 +96,17 @@ func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (events
 
 func readPaymentStates(ctx context.Context, tx pgx.Tx) ([]domain.PaymentState, error) {
 	const q = `SELECT provider, provider_payment_id, status, currency, amount, amount_captured,
-		amount_refunded, amount_disputed, created_at, updated_at, event_count, review_reasons
-		FROM payments ORDER BY provider, provider_payment_id`
+		amount_refunded, amount_disputed, fee, fee_currency, created_at, updated_at, event_count,
+		review_reasons FROM payments ORDER BY provider, provider_payment_id`
 	rows, _ := tx.Query(ctx, q) // CollectRows reports the error
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.PaymentState, error) {
 		var s domain.PaymentState
-		var status, currency string
+		var status, currency, feeCurrency string
 		err := r.Scan(&s.Provider, &s.ProviderPaymentID, &status, &currency, &s.Amount, &s.AmountCaptured,
-			&s.AmountRefunded, &s.AmountDisputed, &s.CreatedAt, &s.UpdatedAt, &s.EventCount, &s.ReviewReasons)
+			&s.AmountRefunded, &s.AmountDisputed, &s.Fee, &feeCurrency, &s.CreatedAt, &s.UpdatedAt,
+			&s.EventCount, &s.ReviewReasons)
 		s.Status, s.Currency = domain.Status(status), domain.Currency(currency)
+		s.FeeCurrency = domain.Currency(feeCurrency)
 		return s, err
 	})
 }
@@ -169,6 +171,8 @@ func compareStates(name string, row, fold domain.PaymentState) []AuditMismatch {
 	check("amount_captured", row.AmountCaptured == fold.AmountCaptured, row.AmountCaptured, fold.AmountCaptured)
 	check("amount_refunded", row.AmountRefunded == fold.AmountRefunded, row.AmountRefunded, fold.AmountRefunded)
 	check("amount_disputed", row.AmountDisputed == fold.AmountDisputed, row.AmountDisputed, fold.AmountDisputed)
+	check("fee", row.Fee == fold.Fee, row.Fee, fold.Fee)
+	check("fee_currency", row.FeeCurrency == fold.FeeCurrency, row.FeeCurrency, fold.FeeCurrency)
 	check("event_count", row.EventCount == fold.EventCount, row.EventCount, fold.EventCount)
 	check("created_at", sameTime(row.CreatedAt, fold.CreatedAt), row.CreatedAt.UTC(), fold.CreatedAt.UTC())
 	check("updated_at", sameTime(row.UpdatedAt, fold.UpdatedAt), row.UpdatedAt.UTC(), fold.UpdatedAt.UTC())

@@ -68,7 +68,7 @@ func waitPosition(t testing.TB, r *Runner, want eventstore.Position) {
 func dumpPayments(t testing.TB, pool *pgxpool.Pool) map[string]string {
 	t.Helper()
 	return dump(t, pool, `SELECT provider || '/' || provider_payment_id,
-		concat_ws('|', status, currency, amount, amount_captured, amount_refunded, amount_disputed,
+		concat_ws('|', status, currency, amount, amount_captured, amount_refunded, amount_disputed, fee, fee_currency,
 			created_at, updated_at, event_count, review_reasons::text)
 		FROM payments`)
 }

@@ -1,7 +1,9 @@
 package projections
 
 import (
+	"cmp"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
@@ -11,8 +13,10 @@ import (
 
 // recorded is one payment_events row as the projector folds it.
 type recorded struct {
-	id    string // event_id, on which payment_events is unique
-	event domain.Event
+	id         string // event_id, on which payment_events is unique
+	event      domain.Event
+	revision   uint64    // in its stream: histories are kept in revision order
+	recordedAt time.Time // the store's: the recorded time of the entries it posts
 }
 
 // histories keeps the payment_events rows of the payments the runner touched
@@ -82,12 +86,25 @@ func (h *histories) plan(keys []paymentKey, events []decoded) plan {
 		for _, d := range byKey[k] {
 			id := d.rec.ID.String()
 			if !slices.ContainsFunc(past, func(r recorded) bool { return r.id == id }) {
-				past = append(past, recorded{id: id, event: d.event})
+				past = append(past, recorded{id: id, event: d.event, revision: d.rec.Revision, recordedAt: d.rec.RecordedAt})
 			}
 		}
+		// Store order, as the read-back's ORDER BY: Journal takes arrivals so.
+		slices.SortStableFunc(past, compareRecorded)
 		pl.histories[k] = past
 	}
 	return pl
+}
+
+// compareRecorded orders a history as queueLoadHistories reads it back.
+func compareRecorded(a, b recorded) int {
+	if c := cmp.Compare(a.revision, b.revision); c != 0 {
+		return c
+	}
+	if c := a.recordedAt.Compare(b.recordedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
 }
 
 // startsStream reports whether events, a batch's events of payment k,

@@ -79,8 +79,8 @@ func TestApplyHistoriesInMemoryMatchReadBack(t *testing.T) {
 	}
 	for k, evs := range byPayment {
 		s := domain.Fold(evs...).State()
-		want := fmt.Sprintf("%s|%s|%d|%d|%d|%d|%s|%s|%d|", s.Status, s.Currency, s.Amount, s.AmountCaptured,
-			s.AmountRefunded, s.AmountDisputed, s.CreatedAt.Format("2006-01-02 15:04:05-07"),
+		want := fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d|%s|%s|%s|%d|", s.Status, s.Currency, s.Amount, s.AmountCaptured,
+			s.AmountRefunded, s.AmountDisputed, s.Fee, s.FeeCurrency, s.CreatedAt.Format("2006-01-02 15:04:05-07"),
 			s.UpdatedAt.Format("2006-01-02 15:04:05-07"), s.EventCount)
 		if got := results[0][k]; len(got) < len(want) || got[:len(want)] != want {
 			t.Errorf("%s: read model %s, want domain.Fold's %s…", k, got, want)

@@ -64,20 +64,23 @@ func keyArrays(keys []paymentKey) (providers, ids []string) {
 // into. Queued after the insert, it reads the batch's events too.
 func queueLoadHistories(b *pgx.Batch, codec *eventstore.Codec, keys []paymentKey, into map[paymentKey][]recorded) {
 	providers, ids := keyArrays(keys)
-	b.Queue(`SELECT e.provider, e.provider_payment_id, e.event_id::text, e.type, e.data`+ofPayments,
-		providers, ids).Query(func(rows pgx.Rows) error {
+	const sql = `SELECT e.provider, e.provider_payment_id, e.event_id::text, e.type, e.data, e.revision,
+		e.recorded_at` + ofPayments + ` ORDER BY e.revision, e.recorded_at, e.event_id`
+	b.Queue(sql, providers, ids).Query(func(rows pgx.Rows) error {
 		var (
-			k       paymentKey
-			eventID string
-			typ     string
-			data    []byte
+			k    paymentKey
+			r    recorded
+			typ  string
+			data []byte
 		)
-		_, err := pgx.ForEachRow(rows, []any{&k.provider, &k.id, &eventID, &typ, &data}, func() error {
+		dest := []any{&k.provider, &k.id, &r.id, &typ, &data, &r.revision, &r.recordedAt}
+		_, err := pgx.ForEachRow(rows, dest, func() error {
 			e, err := codec.DecodeData(typ, data)
 			if err != nil {
-				return fmt.Errorf("%w %s of %s/%s: %w", errUndecodable, eventID, k.provider, k.id, err)
+				return fmt.Errorf("%w %s of %s/%s: %w", errUndecodable, r.id, k.provider, k.id, err)
 			}
-			into[k] = append(into[k], recorded{id: eventID, event: e})
+			r.event = e
+			into[k] = append(into[k], r)
 			return nil
 		})
 		if err != nil {

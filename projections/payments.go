@@ -38,25 +38,27 @@ func affectedPayments(events []decoded) []paymentKey {
 // change is not rewritten, so replaying a batch leaves the table as it was.
 const upsertPaymentsSQL = `INSERT INTO payments AS p
 	(provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded,
-	 amount_disputed, created_at, updated_at, event_count, review_reasons)
+	 amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons)
 	SELECT u.provider, u.payment_id, u.status, u.currency, u.amount, u.captured, u.refunded,
-		u.disputed, u.created_at, u.updated_at, u.event_count,
+		u.disputed, u.fee, u.fee_currency, u.created_at, u.updated_at, u.event_count,
 		ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb))
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-		$8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::text[])
+		$8::bigint[], $9::bigint[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::text[])
 		AS u(provider, payment_id, status, currency, amount, captured, refunded,
-		     disputed, created_at, updated_at, event_count, reasons)
+		     disputed, fee, fee_currency, created_at, updated_at, event_count, reasons)
 	ON CONFLICT (provider, provider_payment_id) DO UPDATE SET
 		status = excluded.status, currency = excluded.currency, amount = excluded.amount,
 		amount_captured = excluded.amount_captured, amount_refunded = excluded.amount_refunded,
-		amount_disputed = excluded.amount_disputed, created_at = excluded.created_at,
+		amount_disputed = excluded.amount_disputed, fee = excluded.fee,
+		fee_currency = excluded.fee_currency, created_at = excluded.created_at,
 		updated_at = excluded.updated_at, event_count = excluded.event_count,
 		review_reasons = excluded.review_reasons, projected_at = now()
 	WHERE (p.status, p.currency, p.amount, p.amount_captured, p.amount_refunded, p.amount_disputed,
-	       p.created_at, p.updated_at, p.event_count, p.review_reasons)
+	       p.fee, p.fee_currency, p.created_at, p.updated_at, p.event_count, p.review_reasons)
 	   IS DISTINCT FROM
 	      (excluded.status, excluded.currency, excluded.amount, excluded.amount_captured,
-	       excluded.amount_refunded, excluded.amount_disputed, excluded.created_at,
+	       excluded.amount_refunded, excluded.amount_disputed, excluded.fee, excluded.fee_currency,
+	       excluded.created_at,
 	       excluded.updated_at, excluded.event_count, excluded.review_reasons)`
 
 // queueUpsertPayments queues upsertPaymentsSQL for states.
@@ -68,7 +70,7 @@ func queueUpsertPayments(b *pgx.Batch, states []domain.PaymentState) error {
 		}
 	}
 	queueExec(b, fmt.Sprintf("upsert %d payments", len(states)), nil, upsertPaymentsSQL, c.provider,
-		c.paymentID, c.status, c.currency, c.amount, c.captured, c.refunded, c.disputed, c.createdAt,
+		c.paymentID, c.status, c.currency, c.amount, c.captured, c.refunded, c.disputed, c.fee, c.feeCurrency, c.createdAt,
 		c.updatedAt, c.eventCount, c.reasons)
 	return nil
 }
@@ -77,6 +79,8 @@ func queueUpsertPayments(b *pgx.Batch, states []domain.PaymentState) error {
 type paymentColumns struct {
 	provider, paymentID, status, currency []string
 	amount, captured, refunded, disputed  []int64
+	fee                                   []int64
+	feeCurrency                           []string
 	createdAt, updatedAt                  []time.Time
 	eventCount                            []int32
 	reasons                               []string // JSON arrays: unnest cannot carry ragged text[][]
@@ -88,6 +92,7 @@ func newPaymentColumns(n int) *paymentColumns {
 		status: make([]string, 0, n), currency: make([]string, 0, n),
 		amount: make([]int64, 0, n), captured: make([]int64, 0, n),
 		refunded: make([]int64, 0, n), disputed: make([]int64, 0, n),
+		fee: make([]int64, 0, n), feeCurrency: make([]string, 0, n),
 		createdAt: make([]time.Time, 0, n), updatedAt: make([]time.Time, 0, n),
 		eventCount: make([]int32, 0, n), reasons: make([]string, 0, n),
 	}
@@ -106,6 +111,8 @@ func (c *paymentColumns) add(s domain.PaymentState) error {
 	c.captured = append(c.captured, s.AmountCaptured)
 	c.refunded = append(c.refunded, s.AmountRefunded)
 	c.disputed = append(c.disputed, s.AmountDisputed)
+	c.fee = append(c.fee, s.Fee)
+	c.feeCurrency = append(c.feeCurrency, string(s.FeeCurrency))
 	c.createdAt = append(c.createdAt, s.CreatedAt)
 	c.updatedAt = append(c.updatedAt, s.UpdatedAt)
 	c.eventCount = append(c.eventCount, int32(s.EventCount))

@@ -35,6 +35,8 @@ type paymentRow struct {
 	AmountCaptured    int64     `db:"amount_captured"`
 	AmountRefunded    int64     `db:"amount_refunded"`
 	AmountDisputed    int64     `db:"amount_disputed"`
+	Fee               int64     `db:"fee"`
+	FeeCurrency       string    `db:"fee_currency"`
 	CreatedAt         time.Time `db:"created_at"`
 	UpdatedAt         time.Time `db:"updated_at"`
 	EventCount        int       `db:"event_count"`
@@ -42,7 +44,7 @@ type paymentRow struct {
 }
 
 const paymentColumnList = `id, provider, provider_payment_id, status, currency, amount, amount_captured,
-	amount_refunded, amount_disputed, created_at, updated_at, event_count, review_reasons`
+	amount_refunded, amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons`
 
 func (r paymentRow) state() domain.PaymentState {
 	return domain.PaymentState{
@@ -54,6 +56,8 @@ func (r paymentRow) state() domain.PaymentState {
 		AmountCaptured:    r.AmountCaptured,
 		AmountRefunded:    r.AmountRefunded,
 		AmountDisputed:    r.AmountDisputed,
+		Fee:               r.Fee,
+		FeeCurrency:       domain.Currency(r.FeeCurrency),
 		CreatedAt:         r.CreatedAt.UTC(),
 		UpdatedAt:         r.UpdatedAt.UTC(),
 		EventCount:        r.EventCount,

@@ -16,7 +16,7 @@ import (
 // go test -run '^$' -bench Rebuild -benchtime 1x ./projections/ -args -rebuild.events=1000000
 var rebuildEvents = flag.Int("rebuild.events", 100_000, "events seeded into the Postgres store for BenchmarkRebuild")
 
-// BenchmarkRebuild measures a full rebuild: the payments projection replayed
+// BenchmarkRebuild measures a full rebuild: the payments and ledger read models replayed
 // from zero over rebuildEvents events already in the real Postgres store
 // (four per payment: created, processing, succeeded, a partial refund), by
 // the real runner through the real feed, until its checkpoint reaches the
@@ -61,6 +61,10 @@ func BenchmarkRebuild(b *testing.B) {
 	var rows int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'partially_refunded'`).Scan(&rows); err != nil || rows != (n+3)/4 {
 		b.Fatalf("rebuild left %d partially refunded payments, want %d (%v)", rows, (n+3)/4, err)
+	}
+	// The ledger: a capture and a partial refund per payment.
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM ledger_entries`).Scan(&rows); err != nil || rows != 2*(n/4) {
+		b.Fatalf("rebuild posted %d journal entries, want %d (%v)", rows, 2*(n/4), err)
 	}
 }
 
