@@ -112,7 +112,7 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	const payment = `"provider":"stripe","provider_payment_id":"pi_1","status":"confirmed","amount":2000,` +
-		`"currency":"USD","amount_captured":2000,"amount_refunded":0,"amount_disputed":0,` +
+		`"currency":"USD","amount_captured":2000,"amount_refunded":0,"amount_disputed":0,"fee":59,"fee_currency":"USD",` +
 		`"created_at":"2025-03-01T12:00:00Z","updated_at":"2025-03-01T12:00:00Z","event_count":2`
 	const notFound = `{"error":{"code":"not_found","message":"no such route"},"request_id":"req-1"}`
 	events := func(data string) string {
@@ -135,11 +135,15 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		{name: "documented payment", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + payment + `,"review_reasons":[]}`},
 		{name: "field not in the document", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + payment + `,"review_reasons":[],"fee":30}`},
+			body: `{` + payment + `,"review_reasons":[],"net":1941}`},
 		{name: "documented field missing", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + payment + `}`},
 		{name: "field of the wrong type", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + strings.Replace(payment, `"amount":2000`, `"amount":"20.00"`, 1) + `,"review_reasons":[]}`},
+		{name: "fee currency not a code", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + strings.Replace(payment, `"fee_currency":"USD"`, `"fee_currency":""`, 1) + `,"review_reasons":[]}`},
+		{name: "no fee stated", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + strings.Replace(payment, `"fee":59,"fee_currency":"USD"`, `"fee":0,"fee_currency":null`, 1) + `,"review_reasons":[]}`},
 		{name: "documented events", method: "GET", path: "/v1/payments/stripe/pi_1/events", status: 200,
 			body: events(`"amount":2000,"amount_received":2000,"currency":"USD"`)},
 		{name: "event data field not in its type's schema", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",
