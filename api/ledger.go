@@ -1,7 +1,9 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 
 	"github.com/gorilla/mux"
 
@@ -98,13 +100,26 @@ type balanceView struct {
 	Balance  int64           `json:"balance"`
 }
 
+// viewBalances sorts the rows by provider, currency, then chart order, so
+// the documented order holds whatever order the reader found them in.
 func viewBalances(q domain.BalanceQuery, rows []domain.AccountBalance) balanceList {
 	out := balanceList{AsOf: formatTime(q.AsOf), Basis: q.Basis, Balances: make([]balanceView, 0, len(rows))}
 	for _, b := range rows {
 		out.Balances = append(out.Balances, balanceView{Account: b.Account, Provider: b.Provider,
 			Currency: b.Currency, Normal: b.Account.Normal(), Debits: b.Debits, Credits: b.Credits, Balance: b.Balance()})
 	}
+	slices.SortStableFunc(out.Balances, func(a, b balanceView) int {
+		return compareAccounts("", a.Provider, a.Currency, a.Account, "", b.Provider, b.Currency, b.Account)
+	})
 	return out
+}
+
+// compareAccounts orders ledger accounts by day (daily rows), provider,
+// currency, then the chart's order.
+func compareAccounts(dayA, provA string, curA domain.Currency, accA domain.Account,
+	dayB, provB string, curB domain.Currency, accB domain.Account) int {
+	return cmp.Or(cmp.Compare(dayA, dayB), cmp.Compare(provA, provB), cmp.Compare(curA, curB),
+		cmp.Compare(slices.Index(domain.Accounts(), accA), slices.Index(domain.Accounts(), accB)))
 }
 
 // dayList is the body of the daily route.
@@ -122,11 +137,15 @@ type dayView struct {
 	ClosingBalance int64           `json:"closing_balance"`
 }
 
+// viewDays sorts the rows by day, provider, currency, then chart order.
 func viewDays(rows []domain.DayBalance) dayList {
 	out := dayList{Days: make([]dayView, 0, len(rows))}
 	for _, d := range rows {
 		out.Days = append(out.Days, dayView(d))
 	}
+	slices.SortStableFunc(out.Days, func(a, b dayView) int {
+		return compareAccounts(a.Day, a.Provider, a.Currency, a.Account, b.Day, b.Provider, b.Currency, b.Account)
+	})
 	return out
 }
 
