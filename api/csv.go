@@ -129,9 +129,10 @@ func (s *Server) writeCSV(w http.ResponseWriter, r *http.Request, name string, h
 	}
 }
 
-// abortCSV ends a CSV answer that failed after its 200 went out. It breaks
-// the connection (net/http's ErrAbortHandler) so the client sees a failed
-// transfer: a cleanly ended but truncated export would read as complete.
+// abortCSV ends a CSV answer that failed after its 200 went out, and does
+// not return: it panics with net/http's ErrAbortHandler, which breaks the
+// connection, so the client sees a failed transfer. A cleanly ended but
+// truncated export would read as complete.
 func (s *Server) abortCSV(r *http.Request, err error) {
 	s.log.LogAttrs(r.Context(), slog.LevelError, "api: csv export aborted",
 		slog.String("request_id", requestIDFrom(r.Context())), slog.String("path", r.URL.Path),
