@@ -38,6 +38,12 @@ type Config struct {
 	// /openapi.yaml are always served.
 	DisableWebhooks bool
 	DisableReadAPI  bool
+	// LedgerProviders are the provider names the ledger routes' provider
+	// filter accepts; any other is 400, not an empty answer that reads as
+	// zero. Empty: the names of Deps.Providers. cmd/ledger passes every
+	// provider it has an adapter for, so a read-only process without webhook
+	// secrets, or a provider switched off, still answers for its history.
+	LedgerProviders []string
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -86,6 +92,9 @@ func (d Deps) validate() error {
 	}
 	if d.Payments == nil {
 		errs = append(errs, errors.New("no payment reader"))
+	}
+	if d.Ledger == nil {
+		errs = append(errs, errors.New("no ledger reader"))
 	}
 	names := make(map[string]bool, len(d.Providers))
 	for i, p := range d.Providers {

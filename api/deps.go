@@ -51,6 +51,21 @@ type PaymentReader interface {
 	ListPayments(ctx context.Context, f domain.PaymentFilter) (domain.PaymentPage, error)
 }
 
+// LedgerReader answers ledger queries from the journal read model. A bad
+// cursor is KindInvalid; PaymentLedger of an unknown payment is an error
+// wrapping domain.ErrUnknownPayment.
+type LedgerReader interface {
+	// Balances returns the accounts with entries up to q.AsOf on q.Basis.
+	Balances(ctx context.Context, q domain.BalanceQuery) ([]domain.AccountBalance, error)
+	// Daily returns one row per account and day of q's range with activity
+	// or a balance.
+	Daily(ctx context.Context, q domain.DailyQuery) ([]domain.DayBalance, error)
+	// Entries returns one keyset page of journal entries.
+	Entries(ctx context.Context, q domain.EntryQuery) (domain.EntryPage, error)
+	// PaymentLedger returns every entry of one payment, in fold order.
+	PaymentLedger(ctx context.Context, provider, providerPaymentID string) ([]domain.LedgerEntry, error)
+}
+
 // Check is one readiness probe of /readyz, such as pinging Postgres or the
 // event store. Run must return promptly once ctx is done.
 type Check struct {

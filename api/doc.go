@@ -1,7 +1,8 @@
 // Package api is payledger's HTTP layer: the provider webhooks (verify, map to
 // domain events, append to the payment's stream) and the bearer-token read
-// API over payments and their audited event history, plus health, readiness
-// and metrics endpoints.
+// API over payments, their audited event history and the ledger (balances,
+// daily activity, journal entries; JSON or CSV), plus health, readiness and
+// metrics endpoints.
 //
 // It imports domain, the eventstore contract package and internal/backoff
 // only (internal/archtest checks it). The provider adapters, the event store
@@ -9,6 +10,7 @@
 // declared in deps.go; cmd/ledger wires the real implementations. api must not import providers/*, eventstore adapters or
 // projections, so the request path never depends on how they are built.
 //
-// Every handler has the same shape: parse, call, and either write JSON or hand
-// the error to writeError, which owns the single Kind → HTTP status table.
+// Every handler has the same shape: parse, call, and either write JSON (or
+// CSV, csv.go) or hand the error to writeError, which owns the single Kind →
+// HTTP status table.
 package api

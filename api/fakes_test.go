@@ -119,6 +119,66 @@ func (f *fakeReader) ListPayments(ctx context.Context, filter domain.PaymentFilt
 	return f.ListPaymentsFn(ctx, filter)
 }
 
+// fakeLedger is a LedgerReader whose behaviour each test supplies. It
+// records every query it is given, so tests check what the handlers parsed.
+type fakeLedger struct {
+	BalancesFn      func(ctx context.Context, q domain.BalanceQuery) ([]domain.AccountBalance, error)
+	DailyFn         func(ctx context.Context, q domain.DailyQuery) ([]domain.DayBalance, error)
+	EntriesFn       func(ctx context.Context, q domain.EntryQuery) (domain.EntryPage, error)
+	PaymentLedgerFn func(ctx context.Context, provider, providerPaymentID string) ([]domain.LedgerEntry, error)
+
+	mu        sync.Mutex
+	balanceQs []domain.BalanceQuery
+	dailyQs   []domain.DailyQuery
+	entryQs   []domain.EntryQuery
+}
+
+var _ LedgerReader = (*fakeLedger)(nil)
+
+func (f *fakeLedger) Balances(ctx context.Context, q domain.BalanceQuery) ([]domain.AccountBalance, error) {
+	f.mu.Lock()
+	f.balanceQs = append(f.balanceQs, q)
+	f.mu.Unlock()
+	if f.BalancesFn == nil {
+		return nil, errors.New("fake ledger: unexpected Balances")
+	}
+	return f.BalancesFn(ctx, q)
+}
+
+func (f *fakeLedger) Daily(ctx context.Context, q domain.DailyQuery) ([]domain.DayBalance, error) {
+	f.mu.Lock()
+	f.dailyQs = append(f.dailyQs, q)
+	f.mu.Unlock()
+	if f.DailyFn == nil {
+		return nil, errors.New("fake ledger: unexpected Daily")
+	}
+	return f.DailyFn(ctx, q)
+}
+
+func (f *fakeLedger) Entries(ctx context.Context, q domain.EntryQuery) (domain.EntryPage, error) {
+	f.mu.Lock()
+	f.entryQs = append(f.entryQs, q)
+	f.mu.Unlock()
+	if f.EntriesFn == nil {
+		return domain.EntryPage{}, errors.New("fake ledger: unexpected Entries")
+	}
+	return f.EntriesFn(ctx, q)
+}
+
+func (f *fakeLedger) PaymentLedger(ctx context.Context, provider, providerPaymentID string) ([]domain.LedgerEntry, error) {
+	if f.PaymentLedgerFn == nil {
+		return nil, errors.New("fake ledger: unexpected PaymentLedger")
+	}
+	return f.PaymentLedgerFn(ctx, provider, providerPaymentID)
+}
+
+// calls returns how many queries of each kind the fake was given.
+func (f *fakeLedger) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.balanceQs) + len(f.dailyQs) + len(f.entryQs)
+}
+
 // fakeProvider is a Provider whose behaviour each test supplies.
 type fakeProvider struct {
 	name     string

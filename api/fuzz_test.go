@@ -36,7 +36,7 @@ func FuzzWebhook(f *testing.F) {
 		p := newFakepay(fakeSecret)
 		p.VerifyFn = func(context.Context, http.Header, url.Values, []byte, time.Time) error { return nil }
 		srv, err := NewServer(Config{Now: func() time.Time { return testNow }, Logger: slog.New(slog.DiscardHandler)},
-			Deps{Store: store, Payments: &fakeReader{}, Providers: []Provider{p}})
+			Deps{Store: store, Payments: &fakeReader{}, Ledger: &fakeLedger{}, Providers: []Provider{p}})
 		if err != nil {
 			t.Fatal(err)
 		}

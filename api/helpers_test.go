@@ -42,6 +42,7 @@ func newEnv(t *testing.T) *testEnv {
 		deps: Deps{
 			Store:     store,
 			Payments:  &fakeReader{},
+			Ledger:    &fakeLedger{},
 			Providers: []Provider{newFakepay(fakeSecret)},
 			Registry:  prometheus.NewRegistry(),
 		},

@@ -112,7 +112,7 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	const payment = `"provider":"stripe","provider_payment_id":"pi_1","status":"confirmed","amount":2000,` +
-		`"currency":"USD","amount_captured":2000,"amount_refunded":0,"amount_disputed":0,` +
+		`"currency":"USD","amount_captured":2000,"amount_refunded":0,"amount_disputed":0,"fee":59,"fee_currency":"USD",` +
 		`"created_at":"2025-03-01T12:00:00Z","updated_at":"2025-03-01T12:00:00Z","event_count":2`
 	const notFound = `{"error":{"code":"not_found","message":"no such route"},"request_id":"req-1"}`
 	events := func(data string) string {
@@ -123,6 +123,15 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			data + `},"metadata":{"received_at":"2025-03-01T12:00:00Z","provider_event_type":"payment_intent.succeeded",` +
 			`"signature_header":"t=1,v1=ab","raw_body":"e30=","request_id":"req-1"},"state_after":{` + payment +
 			`,"review_reasons":[]}}]}`
+	}
+	balances := func(account, balance string) string {
+		return `{"as_of":"2025-03-31T23:59:59Z","basis":"effective","balances":[{"account":` + account +
+			`,"provider":"stripe","currency":"USD","normal":"credit","debits":2150,"credits":2000,"balance":` + balance + `}]}`
+	}
+	entries := func(reverses string) string {
+		return `{"entries":[{"id":"le_2","provider":"stripe","provider_payment_id":"pi_1","currency":"USD",` +
+			`"effective_at":"2025-03-01T12:00:00Z","recorded_at":"2025-03-02T08:00:00Z","cause_event_id":"5b0c8a3e",` + reverses +
+			`"lines":[{"account":"provider_balance","debit":0,"credit":2000},{"account":"sales","debit":2000,"credit":0}]}],"next_cursor":""}`
 	}
 	tests := []struct {
 		name         string
@@ -135,11 +144,15 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		{name: "documented payment", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + payment + `,"review_reasons":[]}`},
 		{name: "field not in the document", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + payment + `,"review_reasons":[],"fee":30}`},
+			body: `{` + payment + `,"review_reasons":[],"net":1941}`},
 		{name: "documented field missing", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + payment + `}`},
 		{name: "field of the wrong type", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + strings.Replace(payment, `"amount":2000`, `"amount":"20.00"`, 1) + `,"review_reasons":[]}`},
+		{name: "fee currency not a code", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + strings.Replace(payment, `"fee_currency":"USD"`, `"fee_currency":""`, 1) + `,"review_reasons":[]}`},
+		{name: "no fee stated", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
+			body: `{` + strings.Replace(payment, `"fee":59,"fee_currency":"USD"`, `"fee":0,"fee_currency":null`, 1) + `,"review_reasons":[]}`},
 		{name: "documented events", method: "GET", path: "/v1/payments/stripe/pi_1/events", status: 200,
 			body: events(`"amount":2000,"amount_received":2000,"currency":"USD"`)},
 		{name: "event data field not in its type's schema", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",
@@ -154,6 +167,21 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			header: map[string]string{"X-Request-Id": ""}, body: `{"status":"ok"}`},
 		{name: "error code not the status's", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 404,
 			body: `{"error":{"code":"invalid","message":"no"},"request_id":"req-1"}`},
+		{name: "documented balances", method: "GET", path: "/v1/ledger/balances", status: 200, body: balances(`"sales"`, "-150")},
+		{name: "balance of an account not in the chart", wantErr: true, method: "GET", path: "/v1/ledger/balances", status: 200,
+			body: balances(`"cash"`, "0")},
+		{name: "balance in decimals", wantErr: true, method: "GET", path: "/v1/ledger/balances", status: 200,
+			body: balances(`"sales"`, "1.5")},
+		{name: "documented balances CSV", method: "GET", path: "/v1/ledger/balances", status: 200,
+			header: map[string]string{"Content-Type": "text/csv; charset=utf-8; header=present"}, body: "as_of,basis\r\n"},
+		{name: "CSV where only JSON is documented", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/ledger", status: 200,
+			header: map[string]string{"Content-Type": "text/csv"}, body: "id\r\n"},
+		{name: "documented entries", method: "GET", path: "/v1/ledger/entries", status: 200, body: entries(`"reverses":null,`)},
+		{name: "documented reversal", method: "GET", path: "/v1/payments/stripe/pi_1/ledger", status: 200,
+			body: entries(`"reverses":"le_1",`)},
+		{name: "entry without reverses", wantErr: true, method: "GET", path: "/v1/ledger/entries", status: 200, body: entries(``)},
+		{name: "reverses of the wrong type", wantErr: true, method: "GET", path: "/v1/ledger/entries", status: 200,
+			body: entries(`"reverses":7,`)},
 		{name: "documented unknown route", method: "GET", path: "/nope", status: 404, body: notFound},
 		{name: "unknown route answered 200", wantErr: true, method: "GET", path: "/nope", status: 200, body: notFound},
 		{name: "405 without Allow", wantErr: true, method: "PUT", path: "/healthz", status: 405,

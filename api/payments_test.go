@@ -39,6 +39,7 @@ func TestGetPayment(t *testing.T) {
 	want := map[string]any{
 		"provider": "stripe", "provider_payment_id": "pi_3Mtw-Bq_2eZvKYlo", "status": "partially_refunded",
 		"amount": 2000.0, "currency": "USD", "amount_captured": 2000.0, "amount_refunded": 500.0, "amount_disputed": 0.0,
+		"fee": 0.0, "fee_currency": nil,
 		"created_at": "2025-02-01T13:00:00Z", "updated_at": "2025-02-01T13:30:00Z", "event_count": 3.0,
 		"review_reasons": []any{},
 	}
@@ -139,6 +140,21 @@ func TestListPaymentsBadCursor(t *testing.T) {
 	}}
 	res := serve(t, env.server(t), get("/v1/payments?cursor=%25%25", readToken))
 	if res.status != 400 || res.errorMessage() != "malformed cursor" {
+		t.Errorf("got %d %s", res.status, res.raw)
+	}
+}
+
+// A stated fee shows in its own currency (a Stripe balance transaction may
+// settle in another one than the payment's).
+func TestGetPaymentFee(t *testing.T) {
+	env := newEnv(t)
+	withFee := samplePayment
+	withFee.Fee, withFee.FeeCurrency = 94, "BRL"
+	env.deps.Payments = &fakeReader{PaymentFn: func(context.Context, string, string) (domain.PaymentState, error) {
+		return withFee, nil
+	}}
+	res := serve(t, env.server(t), get("/v1/payments/stripe/pi_3Mtw-Bq_2eZvKYlo", readToken))
+	if res.status != 200 || res.body["fee"] != 94.0 || res.body["fee_currency"] != "BRL" || res.body["currency"] != "USD" {
 		t.Errorf("got %d %s", res.status, res.raw)
 	}
 }

@@ -47,6 +47,10 @@ func (s *Server) router() *mux.Router {
 		v1("/payments", s.listPayments)
 		v1("/payments/{provider}/{provider_payment_id}", s.getPayment)
 		v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
+		v1("/payments/{provider}/{provider_payment_id}/ledger", s.paymentLedger)
+		v1("/ledger/balances", s.ledgerBalances)
+		v1("/ledger/daily", s.ledgerDaily)
+		v1("/ledger/entries", s.ledgerEntries)
 	}
 
 	return r

@@ -17,6 +17,8 @@ type Deps struct {
 	Store EventStore
 	// Payments serves the payment read models. Required.
 	Payments PaymentReader
+	// Ledger serves the journal read model. Required.
+	Ledger LedgerReader
 	// Providers are the configured providers only: a provider missing here
 	// answers 404 on its webhook route, so a disabled provider is never open.
 	Providers []Provider
@@ -33,6 +35,8 @@ type Server struct {
 	log       *slog.Logger
 	store     EventStore
 	payments  PaymentReader
+	ledger    LedgerReader
+	known     []string // provider names the ledger filters accept
 	providers map[string]Provider
 	checks    []Check
 	tokens    []tokenDigest
@@ -56,6 +60,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		log:       cfg.Logger,
 		store:     deps.Store,
 		payments:  deps.Payments,
+		ledger:    deps.Ledger,
 		providers: make(map[string]Provider, len(deps.Providers)),
 		checks:    deps.Checks,
 		tokens:    digestTokens(cfg.Tokens),
@@ -72,6 +77,10 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: new server: %w", err)
 	}
 	s.metrics = m
+	s.known = cfg.LedgerProviders
+	if len(s.known) == 0 {
+		s.known = names
+	}
 	s.handler = s.routes()
 	return s, nil
 }

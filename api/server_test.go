@@ -143,6 +143,7 @@ func TestNewServerValidation(t *testing.T) {
 	}{
 		{"no store", func(_ *Config, d *Deps) { d.Store = nil }, "no event store"},
 		{"no reader", func(_ *Config, d *Deps) { d.Payments = nil }, "no payment reader"},
+		{"no ledger reader", func(_ *Config, d *Deps) { d.Ledger = nil }, "no ledger reader"},
 		{"nil provider", func(_ *Config, d *Deps) { d.Providers = append(d.Providers, nil) }, "provider 1 is nil"},
 		{"unnamed provider", func(_ *Config, d *Deps) { d.Providers = []Provider{&fakeProvider{}} }, "provider 0 has no name"},
 		{"provider twice", func(_ *Config, d *Deps) { d.Providers = append(d.Providers, dup) }, `provider "fakepay" configured twice`},

@@ -9,24 +9,30 @@ import (
 // paymentView is the JSON shape of a payment, shared by the payment, list
 // and events endpoints so a client parses one object everywhere.
 type paymentView struct {
-	Provider          string          `json:"provider"`
-	ProviderPaymentID string          `json:"provider_payment_id"`
-	Status            domain.Status   `json:"status"`
-	Amount            int64           `json:"amount"`
-	Currency          domain.Currency `json:"currency"`
-	AmountCaptured    int64           `json:"amount_captured"`
-	AmountRefunded    int64           `json:"amount_refunded"`
-	AmountDisputed    int64           `json:"amount_disputed"`
-	CreatedAt         string          `json:"created_at"`
-	UpdatedAt         string          `json:"updated_at"`
-	EventCount        int             `json:"event_count"`
-	ReviewReasons     []string        `json:"review_reasons"`
+	Provider          string           `json:"provider"`
+	ProviderPaymentID string           `json:"provider_payment_id"`
+	Status            domain.Status    `json:"status"`
+	Amount            int64            `json:"amount"`
+	Currency          domain.Currency  `json:"currency"`
+	AmountCaptured    int64            `json:"amount_captured"`
+	AmountRefunded    int64            `json:"amount_refunded"`
+	AmountDisputed    int64            `json:"amount_disputed"`
+	Fee               int64            `json:"fee"`
+	FeeCurrency       *domain.Currency `json:"fee_currency"` // null until a fee is stated
+	CreatedAt         string           `json:"created_at"`
+	UpdatedAt         string           `json:"updated_at"`
+	EventCount        int              `json:"event_count"`
+	ReviewReasons     []string         `json:"review_reasons"`
 }
 
 func viewPayment(p domain.PaymentState) paymentView {
 	reasons := p.ReviewReasons
 	if reasons == nil {
 		reasons = []string{} // always an array, never null
+	}
+	var feeCurrency *domain.Currency
+	if p.FeeCurrency != "" {
+		feeCurrency = &p.FeeCurrency
 	}
 	return paymentView{
 		Provider:          p.Provider,
@@ -37,6 +43,8 @@ func viewPayment(p domain.PaymentState) paymentView {
 		AmountCaptured:    p.AmountCaptured,
 		AmountRefunded:    p.AmountRefunded,
 		AmountDisputed:    p.AmountDisputed,
+		Fee:               p.Fee,
+		FeeCurrency:       feeCurrency,
 		CreatedAt:         formatTime(p.CreatedAt),
 		UpdatedAt:         formatTime(p.UpdatedAt),
 		EventCount:        p.EventCount,

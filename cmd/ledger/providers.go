@@ -36,6 +36,16 @@ func providerTable() []provider {
 	return []provider{stripeProvider(), mercadoPagoProvider(), asaasProvider(), pagarmeProvider()}
 }
 
+// providerNames are the names of every provider payledger has an adapter
+// for, configured or not: the ledger's provider filter accepts them all.
+func providerNames() []string {
+	var names []string
+	for _, p := range providerTable() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
 func stripeProvider() provider {
 	return provider{
 		name: stripe.ProviderName,

@@ -138,10 +138,12 @@ func (m *Main) openHandler(context.Context) error {
 		}
 	}
 	var err error
+	queries := projections.NewQueries(m.pool)
 	m.handler, err = api.NewServer(api.Config{Tokens: m.cfg.Tokens, Logger: m.logger,
-		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API}, api.Deps{
+		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API, LedgerProviders: providerNames()}, api.Deps{
 		Store:     m.store,
-		Payments:  projections.NewQueries(m.pool),
+		Payments:  queries,
+		Ledger:    ledgerReader(queries),
 		Providers: m.providers.webhooks,
 		Checks:    []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
 		Registry:  m.registry,
