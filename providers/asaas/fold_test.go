@@ -8,7 +8,8 @@ import (
 )
 
 // TestLifecycleFolds: a boleto paid, settled and partly refunded, delivered
-// in every order and with a duplicate, folds to one state.
+// in every order and with a duplicate, folds to one state, its fee (each
+// delivery states value 100, netValue 94.51) included.
 func TestLifecycleFolds(t *testing.T) {
 	p := newProvider(t, Config{Tokens: []string{"tok"}})
 	deliveries := []edits{
@@ -29,7 +30,8 @@ func TestLifecycleFolds(t *testing.T) {
 	}
 	want := domain.Fold(events...).State()
 	if want.Status != domain.StatusPartiallyRefunded || want.Amount != 10000 || want.AmountCaptured != 10000 ||
-		want.AmountRefunded != 3000 || want.Currency != "BRL" || want.EventCount != 5 || len(want.ReviewReasons) != 0 {
+		want.AmountRefunded != 3000 || want.Currency != "BRL" || want.EventCount != 10 || len(want.ReviewReasons) != 0 ||
+		want.Fee != 549 || want.FeeCurrency != "BRL" {
 		t.Fatalf("folded state %+v", want)
 	}
 	permute(events, 0, func(order []domain.Event) {
