@@ -13,7 +13,9 @@ import (
 // waits being 10s, 20s, 40s, … 2560s, 1h, 1h, each jittered into its upper
 // half: 1h43m to 3h25m in all before it is dead-lettered. Long enough to
 // ride out a provider outage, short enough that someone looks at a payment
-// stuck in pending the same day.
+// stuck in pending the same day. The same bound applies to a fee fetch
+// waiting for a Stripe balance transaction (null for up to an hour with
+// asynchronous capture): nine tries in its first 43 to 85 minutes, then hourly.
 const (
 	DefaultMaxAttempts  = 12
 	DefaultWorkers      = 4

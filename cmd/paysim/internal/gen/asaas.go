@@ -75,7 +75,9 @@ func genAsaas(g *gen, lifecycle string) *truth.Payment {
 	default:
 		panic("paysim: unknown asaas lifecycle " + lifecycle)
 	}
-	return &truth.Payment{Provider: truth.Asaas, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: len(g.steps)}
+	// Each delivery is stored as two events: its status and the fee its
+	// payment's netValue states (0 here: netValue = value).
+	return &truth.Payment{Provider: truth.Asaas, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: 2 * len(g.steps)}
 }
 
 // asaasRefund is one entry of payment.refunds.

@@ -115,7 +115,7 @@ func TestTruthsAgreeWithProviders(t *testing.T) {
 				t.Fatalf("%s step %d: verify: %v", p.Key(), k, err)
 			}
 			n, err := prov.Parse(t.Context(), h, q, w.Body)
-			if err != nil || len(n.Events) != 1 {
+			if err != nil || len(n.Events) == 0 { // Asaas: the status and the fee
 				t.Fatalf("%s step %d: parse: %v, %d events", p.Key(), k, err, len(n.Events))
 			}
 			events = append(events, n.Events...)
