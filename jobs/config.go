@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,7 +13,9 @@ import (
 // waits being 10s, 20s, 40s, … 2560s, 1h, 1h, each jittered into its upper
 // half: 1h43m to 3h25m in all before it is dead-lettered. Long enough to
 // ride out a provider outage, short enough that someone looks at a payment
-// stuck in pending the same day.
+// stuck in pending the same day. The same bound applies to a fee fetch
+// waiting for a Stripe balance transaction (null for up to an hour with
+// asynchronous capture): nine tries in its first 43 to 85 minutes, then hourly.
 const (
 	DefaultMaxAttempts  = 12
 	DefaultWorkers      = 4
@@ -49,6 +50,11 @@ type Config struct {
 	// state, so that each one is followed by a status fetch (Mercado Pago).
 	// Each needs a Fetcher. Empty: nothing is enriched.
 	EnrichProviders []string
+	// FeeProviders names the providers whose fee is fetched by a FeeArgs
+	// job after each success and each notification (Stripe: its balance
+	// transaction). Each needs a Fetcher that is also a FeeFetcher. Empty:
+	// no fee is fetched.
+	FeeProviders []string
 	// RetryMin and RetryMax bound the backoff between attempts: the n-th
 	// retry waits RetryMin·2ⁿ⁻¹ capped at RetryMax, jittered into its upper half.
 	RetryMin, RetryMax time.Duration
@@ -106,26 +112,41 @@ func (c *Config) validate() error {
 	if c.RescueAfter <= c.JobTimeout {
 		errs = append(errs, fmt.Errorf("RescueAfter %s must exceed JobTimeout %s", c.RescueAfter, c.JobTimeout))
 	}
-	names := make([]string, 0, len(c.Fetchers))
+	errs = append(errs, c.validateFetchers()...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("jobs: config: %w", err)
+	}
+	return nil
+}
+
+// validateFetchers checks the fetchers and the providers that need them.
+func (c *Config) validateFetchers() []error {
+	var errs []error
+	byName := map[string]StatusFetcher{}
 	for i, f := range c.Fetchers {
 		switch {
 		case f == nil:
 			errs = append(errs, fmt.Errorf("fetcher %d is nil", i+1))
 		case f.Name() == "":
 			errs = append(errs, fmt.Errorf("fetcher %d has no name", i+1))
-		case slices.Contains(names, f.Name()):
+		case byName[f.Name()] != nil:
 			errs = append(errs, fmt.Errorf("two fetchers for provider %q", f.Name()))
 		default:
-			names = append(names, f.Name())
+			byName[f.Name()] = f
 		}
 	}
 	for _, p := range c.EnrichProviders {
-		if !slices.Contains(names, p) {
+		if byName[p] == nil {
 			errs = append(errs, fmt.Errorf("provider %q is to be enriched but has no fetcher", p))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("jobs: config: %w", err)
+	for _, p := range c.FeeProviders {
+		f := byName[p]
+		if f == nil {
+			errs = append(errs, fmt.Errorf("provider %q is to have its fees fetched but has no fetcher", p))
+		} else if _, ok := f.(FeeFetcher); !ok {
+			errs = append(errs, fmt.Errorf("provider %q is to have its fees fetched but its fetcher fetches no fees", p))
+		}
 	}
-	return nil
+	return errs
 }

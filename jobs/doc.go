@@ -1,9 +1,12 @@
 // Package jobs runs payledger's background work on River, a Postgres job
 // queue: work the event stream causes but that must not happen on the
-// request path. Today that is enrichment: fetching a provider's own view of a
-// payment it notified us about without a status, and appending it to the
-// payment's stream as a domain.PaymentStatusObserved whose event ID derives
-// from the observed content (so a fetch that runs twice stores it once).
+// request path. Enrichment (EnrichKind) fetches a provider's own view of a
+// payment it notified us about without a status and appends what it states
+// (a domain.PaymentStatusObserved, and the fee where the answer has one);
+// fee fetching (FeeKind) appends the fee a provider states only in its API
+// (Stripe's balance transaction) after a success, retrying while it is not
+// there yet. Every appended fact's event ID derives from its content, so a
+// fetch that runs twice stores it once.
 //
 // Jobs are enqueued in the projector's batch transaction (the Enqueuer
 // satisfies projections.FollowUp), so a job exists exactly when the
@@ -14,6 +17,6 @@
 //
 // jobs imports domain, eventstore and River; it must not import api,
 // projections, an event store adapter or a provider package (it declares
-// StatusFetcher and Appender where it uses them). ARCHITECTURE.md
-// ("Mercado Pago enrichment") has the uniqueness and retry rules.
+// StatusFetcher, FeeFetcher and Appender where it uses them). ARCHITECTURE.md
+// ("Mercado Pago enrichment", "Fees") has the uniqueness and retry rules.
 package jobs

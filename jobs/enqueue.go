@@ -23,14 +23,20 @@ const maxChain = 32
 type Enqueuer struct {
 	client *river.Client[pgx.Tx]
 	enrich map[string]bool
+	fees   map[string]bool
 }
 
-// EnqueueTx inserts, in tx, one enrichment fetch per payment that events
-// notify of. A fetch not yet finished absorbs a new one; a fetch already
+// EnqueueTx inserts, in tx, the jobs events call for: one enrichment fetch
+// per payment they notify of, and one fee fetch per payment of a fee
+// provider they report a success or a notification of (see enqueueFees). A
+// fetch not yet finished absorbs a new one; a fetch already
 // running may have read the provider before the change now notified, so the
 // new notification enqueues a fetch After it. A rebuild re-fetches each
 // notified payment once: harmless, content-derived IDs store a state once.
 func (e *Enqueuer) EnqueueTx(ctx context.Context, tx pgx.Tx, events []domain.Event) error {
+	if err := e.enqueueFees(ctx, tx, events); err != nil {
+		return err
+	}
 	pending := e.fetches(events)
 	for round := 0; len(pending) > 0; round++ {
 		if round == maxChain {

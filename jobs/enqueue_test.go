@@ -28,8 +28,12 @@ var _ StatusFetcher = (*fakeFetcher)(nil)
 
 func (f *fakeFetcher) Name() string { return f.name }
 
-func (f *fakeFetcher) FetchStatus(ctx context.Context, id string) (*domain.PaymentStatusObserved, error) {
-	return f.fetch(ctx, id)
+func (f *fakeFetcher) Observe(ctx context.Context, id string) ([]domain.Event, error) {
+	obs, err := f.fetch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return []domain.Event{obs}, nil
 }
 
 // mpObservation is what a Mercado Pago status client would return.

@@ -5,22 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
-	"github.com/payledger/payledger/internal/backoff"
 )
 
-// StatusFetcher is a provider's status client: it fetches the provider's
-// current view of a payment. A payment the provider does not know wraps
-// domain.ErrUnknownPayment.
+// StatusFetcher is a provider's status client: Observe fetches the
+// provider's current view of a payment and returns the facts it states, the
+// status observation first (a domain.PaymentStatusObserved) and then any
+// other, such as the fee (a domain.FeeAssessed), each with a
+// content-derived ProviderEventID. A payment the provider does not know
+// wraps domain.ErrUnknownPayment.
 type StatusFetcher interface {
 	Name() string
-	FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error)
+	Observe(ctx context.Context, providerPaymentID string) ([]domain.Event, error)
 }
 
 // Appender is the part of eventstore.Store the jobs write with.
@@ -60,18 +61,11 @@ func (EnrichArgs) InsertOpts() river.InsertOpts {
 	}}
 }
 
-// maxAppendAttempts bounds the appends of one observation that lose a
-// concurrency race (ErrConflict) before the job fails and River retries it;
-// the waits between them double from 10 ms.
-const maxAppendAttempts = 4
-
 // enrichWorker works EnrichArgs jobs.
 type enrichWorker struct {
 	river.WorkerDefaults[EnrichArgs]
 	fetchers map[string]StatusFetcher
-	store    Appender
-	codec    *eventstore.Codec
-	now      func() time.Time
+	rec      *recorder
 	log      *slog.Logger
 }
 
@@ -79,11 +73,12 @@ type enrichWorker struct {
 // makes River retry the job with backoff, up to its last attempt.
 func (w *enrichWorker) Work(ctx context.Context, job *river.Job[EnrichArgs]) error {
 	a := job.Args
+	op := "jobs: enrich " + a.Provider + "/" + a.PaymentID
 	f, ok := w.fetchers[a.Provider]
 	if !ok {
-		return fmt.Errorf("jobs: enrich %s/%s: no status fetcher for provider %q", a.Provider, a.PaymentID, a.Provider)
+		return fmt.Errorf("%s: no status fetcher for provider %q", op, a.Provider)
 	}
-	obs, err := f.FetchStatus(ctx, a.PaymentID)
+	facts, err := f.Observe(ctx, a.PaymentID)
 	if err != nil {
 		if errors.Is(err, domain.ErrUnknownPayment) {
 			// Providers index new payments with a delay: not knowing it yet
@@ -91,50 +86,20 @@ func (w *enrichWorker) Work(ctx context.Context, job *river.Job[EnrichArgs]) err
 			w.log.WarnContext(ctx, "provider does not know the notified payment (yet); retrying",
 				"provider", a.Provider, "payment_id", a.PaymentID, "attempt", job.Attempt, "max_attempts", job.MaxAttempts)
 		}
-		return fmt.Errorf("jobs: enrich %s/%s: %w", a.Provider, a.PaymentID, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := checkObservation(a, obs); err != nil {
-		return err
+	if len(facts) == 0 {
+		return fmt.Errorf("%s: status fetcher returned nothing", op)
 	}
-	return w.record(ctx, a, obs)
-}
-
-// checkObservation refuses an observation that would land in the wrong
-// stream or collapse with every other one (no ID).
-func checkObservation(a EnrichArgs, obs *domain.PaymentStatusObserved) error {
-	switch {
-	case obs == nil:
-		return fmt.Errorf("jobs: enrich %s/%s: status fetcher returned nothing", a.Provider, a.PaymentID)
-	case obs.Provider != a.Provider || obs.ProviderPaymentID != a.PaymentID:
-		return fmt.Errorf("jobs: enrich %s/%s: status fetcher returned payment %s/%s",
-			a.Provider, a.PaymentID, obs.Provider, obs.ProviderPaymentID)
-	case obs.ProviderEventID == "":
-		return fmt.Errorf("jobs: enrich %s/%s: observation has no provider event ID", a.Provider, a.PaymentID)
+	for _, ev := range facts {
+		if err := checkFact(op, a.Provider, a.PaymentID, ev); err != nil {
+			return err
+		}
+	}
+	for _, ev := range facts {
+		if err := w.rec.record(ctx, op, ev); err != nil {
+			return err
+		}
 	}
 	return nil
-}
-
-// record appends the observation. A duplicate is success: the same state
-// was already recorded, by an earlier run of this job or by another fetch.
-func (w *enrichWorker) record(ctx context.Context, a EnrichArgs, obs *domain.PaymentStatusObserved) error {
-	data, err := w.codec.Encode(obs, eventstore.Metadata{
-		Provider: obs.Provider, ProviderEventType: obs.ProviderEventType, ReceivedAt: w.now().UTC()})
-	if err != nil {
-		return fmt.Errorf("jobs: enrich %s/%s: %w", a.Provider, a.PaymentID, err)
-	}
-	stream := eventstore.PaymentStream(a.Provider, a.PaymentID)
-	for attempt := 1; ; attempt++ {
-		res, err := w.store.Append(ctx, stream, eventstore.Any(), []eventstore.EventData{data})
-		if err == nil {
-			w.log.DebugContext(ctx, "recorded the provider's view", "stream", stream,
-				"status", obs.Status, "provider_status", obs.ProviderStatus, "duplicate", res.Duplicate)
-			return nil
-		}
-		if !errors.Is(err, domain.ErrConflict) || attempt == maxAppendAttempts {
-			return fmt.Errorf("jobs: enrich %s/%s: append: %w", a.Provider, a.PaymentID, err)
-		}
-		if err := backoff.Sleep(ctx, backoff.Exponential{Min: 10 * time.Millisecond, Max: 40 * time.Millisecond}.Delay(attempt)); err != nil {
-			return fmt.Errorf("jobs: enrich %s/%s: append: %w", a.Provider, a.PaymentID, err)
-		}
-	}
 }

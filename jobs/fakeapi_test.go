@@ -21,6 +21,7 @@ type fakeAPI struct {
 	calls  int
 	intent map[string]string // PaymentIntent JSON by ID
 	mp     map[string]string // Mercado Pago payment JSON by ID
+	bt     map[string]string // balance transaction JSON by PaymentIntent ID ("null" while there is none)
 	script func(call int) action
 	hung   chan struct{} // receives each time a request starts hanging
 }
@@ -36,7 +37,7 @@ const (
 )
 
 func newFakeAPI(t *testing.T) *fakeAPI {
-	f := &fakeAPI{intent: map[string]string{}, mp: map[string]string{}, hung: make(chan struct{}, 16)}
+	f := &fakeAPI{intent: map[string]string{}, mp: map[string]string{}, bt: map[string]string{}, hung: make(chan struct{}, 16)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -60,6 +61,16 @@ func (f *fakeAPI) setMP(id, status, detail, amount, refunded string) {
 	f.mp[id] = fmt.Sprintf(`{"id":%s,"status":%q,"status_detail":%q,"transaction_amount":%s,`+
 		`"transaction_amount_refunded":%s,"currency_id":"BRL","date_last_updated":"2026-03-01T10:00:00.000-03:00"}`,
 		id, status, detail, amount, refunded)
+}
+
+// setFee makes the API describe PaymentIntent id, when asked with its
+// balance transaction expanded, as succeeded with bt (JSON; "null" while
+// captured asynchronously).
+func (f *fakeAPI) setFee(id, bt string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bt[id] = fmt.Sprintf(`{"id":%q,"object":"payment_intent","status":"succeeded","amount":2000,"amount_received":2000,`+
+		`"currency":"eur","latest_charge":{"id":"ch_%s","object":"charge","balance_transaction":%s}}`, id, id, bt)
 }
 
 func (f *fakeAPI) setScript(s func(call int) action) {
@@ -89,8 +100,9 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	var ok bool
 	if id, isMP := strings.CutPrefix(r.URL.Path, "/v1/payments/"); isMP {
 		body, ok = f.mp[id]
+	} else if id, _ := strings.CutPrefix(r.URL.Path, "/v1/payment_intents/"); r.URL.Query().Get("expand[]") == "latest_charge.balance_transaction" {
+		body, ok = f.bt[id]
 	} else {
-		id, _ := strings.CutPrefix(r.URL.Path, "/v1/payment_intents/")
 		body, ok = f.intent[id]
 	}
 	f.mu.Unlock()

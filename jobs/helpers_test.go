@@ -26,6 +26,8 @@ import (
 var (
 	_ projections.FollowUp = (*Enqueuer)(nil)
 	_ StatusFetcher        = (*stripe.StatusClient)(nil)
+	_ FeeFetcher           = (*stripe.StatusClient)(nil)
+	_ StatusFetcher        = (*mercadopago.StatusClient)(nil)
 	_ Appender             = (*postgres.Store)(nil)
 )
 

@@ -32,14 +32,9 @@ func New(cfg Config) (*Jobs, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	w := &enrichWorker{fetchers: map[string]StatusFetcher{}, store: cfg.Store, codec: eventstore.NewCodec(),
-		now: cfg.Now, log: cfg.Logger}
-	for _, f := range cfg.Fetchers {
-		w.fetchers[f.Name()] = f
-	}
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, w); err != nil {
-		return nil, fmt.Errorf("jobs: register enrichment worker: %w", err)
+	workers, fees, err := newWorkers(cfg)
+	if err != nil {
+		return nil, err
 	}
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), riverConfig(cfg, workers))
 	if err != nil {
@@ -49,7 +44,31 @@ func New(cfg Config) (*Jobs, error) {
 	for _, p := range cfg.EnrichProviders {
 		enrich[p] = true
 	}
-	return &Jobs{client: client, enqueuer: &Enqueuer{client: client, enrich: enrich}, log: cfg.Logger}, nil
+	return &Jobs{client: client, enqueuer: &Enqueuer{client: client, enrich: enrich, fees: fees}, log: cfg.Logger}, nil
+}
+
+// newWorkers registers the enrichment and fee workers, and returns the
+// providers whose fees are fetched.
+func newWorkers(cfg Config) (*river.Workers, map[string]bool, error) {
+	rec := &recorder{store: cfg.Store, codec: eventstore.NewCodec(), now: cfg.Now, log: cfg.Logger}
+	enrich := &enrichWorker{fetchers: map[string]StatusFetcher{}, rec: rec, log: cfg.Logger}
+	fee := &feeWorker{fetchers: map[string]FeeFetcher{}, rec: rec, log: cfg.Logger}
+	for _, f := range cfg.Fetchers {
+		enrich.fetchers[f.Name()] = f
+	}
+	fees := map[string]bool{}
+	for _, p := range cfg.FeeProviders {
+		// validate checked that the provider's fetcher is a FeeFetcher.
+		fee.fetchers[p], fees[p] = enrich.fetchers[p].(FeeFetcher), true
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, enrich); err != nil {
+		return nil, nil, fmt.Errorf("jobs: register enrichment worker: %w", err)
+	}
+	if err := river.AddWorkerSafely(workers, fee); err != nil {
+		return nil, nil, fmt.Errorf("jobs: register fee worker: %w", err)
+	}
+	return workers, fees, nil
 }
 
 // riverConfig is the River configuration for cfg (defaults applied).

@@ -10,6 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/eventstore/postgres"
+	"github.com/payledger/payledger/jobs"
 )
 
 // TestExitCodes runs the commands that fail before they touch a database,
@@ -135,11 +140,23 @@ func TestProviderTable(t *testing.T) {
 		names = append(names, p.Name())
 	}
 	want := []string{"stripe", "mercadopago", "asaas", "pagarme"}
-	if !slices.Equal(names, want) || len(w.fetchers) != 4 || !slices.Equal(w.enrich, []string{"mercadopago"}) {
-		t.Errorf("webhooks %v, %d status clients, enrich %v; want %v, 4, [mercadopago]", names, len(w.fetchers), w.enrich, want)
+	if !slices.Equal(names, want) || len(w.fetchers) != 4 || !slices.Equal(w.enrich, []string{"mercadopago"}) ||
+		!slices.Equal(w.fees, []string{"stripe"}) {
+		t.Errorf("webhooks %v, %d status clients, enrich %v, fees %v; want %v, 4, [mercadopago], [stripe]",
+			names, len(w.fetchers), w.enrich, w.fees, want)
+	}
+	// The wiring jobs.New checks: Stripe's status client fetches its fees.
+	pool, err := pgxpool.New(t.Context(), "postgres://nobody@127.0.0.1:1/none") // never connects: New does no I/O
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := jobs.New(jobs.Config{Pool: pool, Store: postgres.New(pool, postgres.Options{}), Fetchers: w.fetchers,
+		EnrichProviders: w.enrich, FeeProviders: w.fees}); err != nil {
+		t.Errorf("jobs.New with the wired providers: %v", err)
 	}
 	none, err := wireProviders(Config{}, slog.New(slog.DiscardHandler))
-	if err != nil || len(none.webhooks)+len(none.fetchers)+len(none.enrich) != 0 {
+	if err != nil || len(none.webhooks)+len(none.fetchers)+len(none.enrich)+len(none.fees) != 0 {
 		t.Errorf("nothing configured: %+v, %v", none, err)
 	}
 }

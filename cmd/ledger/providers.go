@@ -29,6 +29,10 @@ type provider struct {
 	// enrich: its notifications carry no status, so every one is followed
 	// by a fetch (when it has a status client).
 	enrich bool
+	// fees: its fee is not in its webhooks, so each success (and each
+	// notification) is followed by a fee fetch, when it has a status client
+	// (which must also be a jobs.FeeFetcher).
+	fees bool
 }
 
 // providerTable lists every provider ledger can serve.
@@ -71,6 +75,9 @@ func stripeProvider() provider {
 			s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{BaseURL: c.StripeAPIBase}})
 			return s, err
 		},
+		// The balance transaction's fee, fetched after each success when
+		// LEDGER_STRIPE_API_KEY is set.
+		fees: true,
 	}
 }
 
@@ -204,12 +211,13 @@ func pagarmeProvider() provider {
 }
 
 // wiredProviders are the configured providers: webhook verifiers for api,
-// status clients for jobs, and the providers whose every notification is
-// enriched by a status fetch.
+// status clients for jobs, the providers whose every notification is
+// enriched by a status fetch, and those whose fees jobs fetch.
 type wiredProviders struct {
 	webhooks []api.Provider
 	fetchers []jobs.StatusFetcher
 	enrich   []string
+	fees     []string
 }
 
 // wireProviders builds the adapters of every provider cfg configures. Their
@@ -244,6 +252,9 @@ func (w *wiredProviders) add(p provider, cfg Config, logger *slog.Logger) error 
 		w.fetchers = append(w.fetchers, fetcher)
 		if p.enrich {
 			w.enrich = append(w.enrich, p.name)
+		}
+		if p.fees {
+			w.fees = append(w.fees, p.name)
 		}
 	}
 	return nil

@@ -147,7 +147,8 @@ func TestE2EAsaas(t *testing.T) {
 			t.Fatalf("asaas delivery: %d %v", code, body)
 		}
 	}
-	got := l.waitPayment(t, pay, func(b map[string]any) bool { return num(b["event_count"]) == 4 }, "asaas")
+	// Four deliveries, each stored as its status and its fee (netValue = value: 0).
+	got := l.waitPayment(t, pay, func(b map[string]any) bool { return num(b["event_count"]) == 8 }, "asaas")
 	if got["status"] != "partially_refunded" || num(got["amount"]) != 25050 || num(got["amount_refunded"]) != 5025 || got["currency"] != "BRL" {
 		t.Errorf("payment = %v", got)
 	}

@@ -120,6 +120,7 @@ func (m *Main) openJobs(context.Context) error {
 		MaxAttempts:     m.cfg.JobsMaxAttempts,
 		RescueAfter:     m.cfg.JobsRescueAfter, // 0: the jobs default
 		EnrichProviders: m.providers.enrich,
+		FeeProviders:    m.providers.fees,
 	})
 	return err
 }

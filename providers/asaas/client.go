@@ -73,21 +73,49 @@ func (c *StatusClient) Name() string { return ProviderName }
 // fetched twice is one fact. Transport and HTTP failures are *rest.Error (404
 // wraps domain.ErrUnknownPayment); an ID or answer we cannot use is KindInvalid.
 func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error) {
+	op, pay, err := c.fetch(ctx, providerPaymentID)
+	if err != nil {
+		return nil, err
+	}
+	return c.observe(op, pay)
+}
+
+// Observe is FetchStatus returning every fact the answer states: the
+// observation, then the fee (value − netValue, see feeOf) when it has a
+// netValue.
+func (c *StatusClient) Observe(ctx context.Context, providerPaymentID string) ([]domain.Event, error) {
+	op, pay, err := c.fetch(ctx, providerPaymentID)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := c.observe(op, pay)
+	if err != nil {
+		return nil, err
+	}
+	if fee := fetchedFee(obs, pay); fee != nil {
+		return []domain.Event{obs, fee}, nil
+	}
+	return []domain.Event{obs}, nil
+}
+
+// fetch GETs the payment and checks that it is the one asked for; op names
+// the fetch in errors.
+func (c *StatusClient) fetch(ctx context.Context, providerPaymentID string) (string, payment, error) {
 	op := "asaas: fetch payment " + strconv.Quote(truncate(providerPaymentID))
 	if err := checkID("payment id", providerPaymentID); err != nil {
-		return nil, domain.Invalid(op, domain.MessageOf(err), nil)
+		return op, payment{}, domain.Invalid(op, domain.MessageOf(err), nil)
 	}
 	var pay payment
 	if err := c.api.GetJSON(ctx, "/v3/payments/"+url.PathEscape(providerPaymentID), providerPaymentID, &pay); err != nil {
-		return nil, err
+		return op, pay, err
 	}
 	if pay.ID != providerPaymentID {
-		return nil, domain.Invalid(op, "the answer is about payment "+strconv.Quote(truncate(pay.ID)), nil)
+		return op, pay, domain.Invalid(op, "the answer is about payment "+strconv.Quote(truncate(pay.ID)), nil)
 	}
 	if pay.Status == "" {
-		return nil, domain.Invalid(op, "the answer has no status", nil)
+		return op, pay, domain.Invalid(op, "the answer has no status", nil)
 	}
-	return c.observe(op, pay)
+	return op, pay, nil
 }
 
 // observe maps a fetched payment to an observation.

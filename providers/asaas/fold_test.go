@@ -8,7 +8,8 @@ import (
 )
 
 // TestLifecycleFolds: a boleto paid, settled and partly refunded, delivered
-// in every order and with a duplicate, folds to one state.
+// in every order and with a duplicate, folds to one state, its fee (each
+// delivery states value 100, netValue 94.51) included.
 func TestLifecycleFolds(t *testing.T) {
 	p := newProvider(t, Config{Tokens: []string{"tok"}})
 	deliveries := []edits{
@@ -20,19 +21,34 @@ func TestLifecycleFolds(t *testing.T) {
 			"payment.refunds": refunds("DONE", "30.00", "PENDING", "10.00")},
 	}
 	var events []domain.Event
+	var perDelivery []domain.Event // one event per delivery to permute: its first
+	var rest [][]domain.Event      // and the others of that delivery (the fee)
 	for _, d := range deliveries {
 		n, err := p.Parse(t.Context(), nil, nil, payload(t, d))
 		if err != nil {
 			t.Fatalf("Parse(%v): %v", d["event"], err)
 		}
 		events = append(events, n.Events...)
+		perDelivery = append(perDelivery, n.Events[0])
+		rest = append(rest, n.Events[1:])
 	}
 	want := domain.Fold(events...).State()
 	if want.Status != domain.StatusPartiallyRefunded || want.Amount != 10000 || want.AmountCaptured != 10000 ||
-		want.AmountRefunded != 3000 || want.Currency != "BRL" || want.EventCount != 5 || len(want.ReviewReasons) != 0 {
+		want.AmountRefunded != 3000 || want.Currency != "BRL" || want.EventCount != 10 || len(want.ReviewReasons) != 0 ||
+		want.Fee != 549 || want.FeeCurrency != "BRL" {
 		t.Fatalf("folded state %+v", want)
 	}
-	permute(events, 0, func(order []domain.Event) {
+	// Every order of the deliveries, each delivery's fee arriving before
+	// its status (10! orders of single events would be too many to fold).
+	byFirst := map[string][]domain.Event{}
+	for i, e := range perDelivery {
+		byFirst[e.EventMeta().Key()] = rest[i]
+	}
+	permute(perDelivery, 0, func(deliveries []domain.Event) {
+		var order []domain.Event
+		for _, e := range deliveries {
+			order = append(append(order, byFirst[e.EventMeta().Key()]...), e)
+		}
 		got := domain.Fold(append(order, order[0])...).State()
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("order %v folds to %+v, want %+v", keys(order), got, want)

@@ -62,6 +62,11 @@ func FuzzParse(f *testing.F) {
 		{"event": "PAYMENT_DELETED", "payment.deleted": true, "dateCreated": "2018-11-04 00:30:00"},
 		{"event": "PAYMENT_CHARGEBACK_DISPUTE", "dateCreated": "9999-12-31 20:59:59", "payment.value": json.Number("92233720368547758.07")},
 		{"event": "TRANSFER_DONE", "payment": remove{}},
+		{"event": "PAYMENT_CONFIRMED", "payment.netValue": json.Number("100.00")},
+		{"event": "PAYMENT_CONFIRMED", "payment.netValue": json.Number("100.01")},
+		{"event": "PAYMENT_UPDATED", "payment.netValue": json.Number("94.515")},
+		{"event": "PAYMENT_RECEIVED", "payment.netValue": nil},
+		{"event": "PAYMENT_RECEIVED", "payment.netValue": "94.51"},
 	} {
 		f.Add(payload(f, e))
 	}
@@ -82,9 +87,12 @@ func FuzzParse(f *testing.F) {
 			n.SignatureHeader != "" {
 			t.Fatalf("notification identity %+v", n)
 		}
-		if (len(n.Events) == 0) == (n.IgnoredReason == "") || len(n.Events) > 1 ||
-			(len(n.Events) == 1) != strings.HasPrefix(n.ProviderEventType, "PAYMENT_") {
+		if (len(n.Events) == 0) == (n.IgnoredReason == "") || len(n.Events) > 2 ||
+			(len(n.Events) > 0) != strings.HasPrefix(n.ProviderEventType, "PAYMENT_") {
 			t.Fatalf("%d events with ignored reason %q for %s", len(n.Events), n.IgnoredReason, n.ProviderEventType)
+		}
+		if len(n.Events) == 2 {
+			checkFee(t, n.Events[0], n.Events[1])
 		}
 		for _, ev := range n.Events {
 			checkEvent(t, n, ev)
@@ -142,7 +150,9 @@ func FuzzStatusMapper(f *testing.F) {
 func checkEvent(t *testing.T, n domain.Notification, ev domain.Event) {
 	t.Helper()
 	m := ev.EventMeta()
-	if m.Provider != "asaas" || m.ProviderEventID != n.ProviderEventID || m.ProviderEventType != n.ProviderEventType || m.SubKey != "" {
+	_, isFee := ev.(*domain.FeeAssessed)
+	if m.Provider != "asaas" || m.ProviderEventID != n.ProviderEventID || m.ProviderEventType != n.ProviderEventType ||
+		(m.SubKey != "") != isFee || (isFee && m.SubKey != "fee") {
 		t.Fatalf("meta %+v does not match notification %+v", m, n)
 	}
 	if err := checkID("payment id", m.ProviderPaymentID); err != nil {
@@ -169,9 +179,49 @@ func checkEvent(t *testing.T, n domain.Notification, ev domain.Event) {
 		if e.Currency != "BRL" || e.Amount < 0 || e.AmountRefunded < 0 || e.ProviderStatus == "" || e.AmountCaptured != captured(e) {
 			t.Fatalf("observed %+v", e)
 		}
+	case *domain.FeeAssessed:
+		if e.Currency != "BRL" || e.Amount < 0 || e.Source != "netValue" {
+			t.Fatalf("fee %+v", e)
+		}
 	default:
 		t.Fatalf("unexpected event type %T", ev)
 	}
+}
+
+// checkFee asserts that a delivery's fee follows its main event and is
+// about the same payment at the same time.
+func checkFee(t *testing.T, main, fee domain.Event) {
+	t.Helper()
+	if _, ok := fee.(*domain.FeeAssessed); !ok {
+		t.Fatalf("second event is %T, want the fee", fee)
+	}
+	m, f := main.EventMeta(), fee.EventMeta()
+	if f.ProviderPaymentID != m.ProviderPaymentID || !f.OccurredAt.Equal(m.OccurredAt) || f.Key() == m.Key() {
+		t.Fatalf("fee meta %+v does not go with %+v", f, m)
+	}
+}
+
+// FuzzFee checks value − netValue: exact, never negative, never from an
+// inexact decimal, and absent when either side is.
+func FuzzFee(f *testing.F) {
+	for _, seed := range [][2]string{{"100", "94.51"}, {"100.00", "100.00"}, {"100", "100.01"}, {"1.00", "-0.99"},
+		{"100", "94.515"}, {"100", ""}, {"", "1"}, {"92233720368547758.07", "-0.01"}, {"5", "4.5e1"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, value, net string) {
+		fee, ok := feeAmount(payment{Value: json.Number(value), NetValue: json.Number(net)})
+		if !ok {
+			if fee != 0 {
+				t.Fatalf("feeAmount(%q, %q) = %d without a fee", value, net, fee)
+			}
+			return
+		}
+		v, verr := domain.ParseMinorUnits(value, brl)
+		n, nerr := domain.ParseMinorUnits(net, brl)
+		if verr != nil || nerr != nil || fee < 0 || v-n != fee || n > v {
+			t.Fatalf("feeAmount(%q, %q) = %d; value %d (%v), net %d (%v)", value, net, fee, v, verr, n, nerr)
+		}
+	})
 }
 
 // captured is what an observation's AmountCaptured must be: its value once

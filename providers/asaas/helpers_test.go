@@ -79,3 +79,10 @@ func refunds(pairs ...string) []any {
 	}
 	return out
 }
+
+// vfee is the FeeAssessed the vector delivered as event states.
+func vfee(event string, amount int64) *domain.FeeAssessed {
+	m := vmeta(event)
+	m.SubKey = "fee"
+	return &domain.FeeAssessed{Meta: m, Amount: amount, Currency: "BRL", Source: "netValue"}
+}

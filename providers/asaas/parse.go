@@ -32,9 +32,10 @@ type envelope struct {
 	Payment     json.RawMessage `json:"payment"`
 }
 
-// Parse maps a verified webhook to at most one event: a PaymentStatusObserved
-// for a lifecycle event, a PaymentNotified for an informational or unknown
-// PAYMENT_* event, none for other families. A malformed envelope, payment ID
+// Parse maps a verified webhook to its events: a PaymentStatusObserved for a
+// lifecycle event, a PaymentNotified for an informational or unknown
+// PAYMENT_* event, none for other families; and, after either, the
+// FeeAssessed its payment's netValue states (see feeOf). A malformed envelope, payment ID
 // or lifecycle amount is KindInvalid. SignatureHeader stays empty because the
 // Asaas header is a bearer token, which must not be stored.
 func (p *Provider) Parse(_ context.Context, _ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
@@ -61,11 +62,11 @@ func (p *Provider) Parse(_ context.Context, _ http.Header, _ url.Values, body []
 		n.IgnoredReason = "event " + env.Event + " is not a payment event"
 		return n, nil
 	}
-	ev, err := p.paymentEvent(env)
+	evs, err := p.paymentEvents(env)
 	if err != nil {
 		return domain.Notification{}, err
 	}
-	n.Events = []domain.Event{ev}
+	n.Events = evs
 	return n, nil
 }
 
@@ -75,21 +76,36 @@ func bodyID(body []byte) string {
 	return "body_" + hex.EncodeToString(sum[:16])
 }
 
-// paymentEvent maps a PAYMENT_* event to its domain event.
-func (p *Provider) paymentEvent(env envelope) (domain.Event, error) {
-	occurred, err := p.occurredAt(env.DateCreated)
+// paymentEvents maps a PAYMENT_* event to its domain event and, when the
+// payment object has a netValue, the fee it states (SubKey "fee").
+func (p *Provider) paymentEvents(env envelope) ([]domain.Event, error) {
+	ev, pay, err := p.paymentEvent(env)
 	if err != nil {
 		return nil, err
 	}
+	meta := ev.EventMeta()
+	meta.SubKey = feeSubKey
+	if fee := feeOf(meta, pay); fee != nil {
+		return []domain.Event{ev, fee}, nil
+	}
+	return []domain.Event{ev}, nil
+}
+
+// paymentEvent maps a PAYMENT_* event to its domain event.
+func (p *Provider) paymentEvent(env envelope) (domain.Event, payment, error) {
+	occurred, err := p.occurredAt(env.DateCreated)
+	if err != nil {
+		return nil, payment{}, err
+	}
 	pay, err := decodePayment(env.Payment)
 	if err != nil {
-		return nil, err
+		return nil, pay, err
 	}
 	meta := domain.Meta{Provider: ProviderName, ProviderEventID: env.ID, ProviderEventType: env.Event,
 		ProviderPaymentID: pay.ID, OccurredAt: occurred}
 	lc, ok := lifecycleOf(env.Event)
 	if !ok {
-		return &domain.PaymentNotified{Meta: meta, Action: env.Event}, nil
+		return &domain.PaymentNotified{Meta: meta, Action: env.Event}, pay, nil
 	}
 	st := lc.status
 	if lc.fromPayment {
@@ -103,7 +119,11 @@ func (p *Provider) paymentEvent(env envelope) (domain.Event, error) {
 	if providerStatus == "" {
 		providerStatus = strings.TrimPrefix(env.Event, "PAYMENT_")
 	}
-	return snapshot(opParse, meta, pay, st, providerStatus, lc.detail)
+	obs, err := snapshot(opParse, meta, pay, st, providerStatus, lc.detail)
+	if err != nil {
+		return nil, pay, err
+	}
+	return obs, pay, nil
 }
 
 // decodePayment decodes and validates the payment object of a PAYMENT_*

@@ -22,9 +22,10 @@ func TestParseEvents(t *testing.T) {
 		return &domain.PaymentNotified{Meta: vmeta(event), Action: event}
 	}
 	tests := []struct {
-		name string
-		body []byte
-		want domain.Event
+		name  string
+		body  []byte
+		want  domain.Event
+		noFee bool // the payment states no fee we can book
 	}{
 		{name: "spec vector", body: payload(t, nil), want: observed("PAYMENT_RECEIVED", "RECEIVED", "received", domain.StatusConfirmed, 10000, 10000, 0)},
 		{name: "PAYMENT_CREATED", body: event(t, "PAYMENT_CREATED", "PENDING"),
@@ -88,9 +89,9 @@ func TestParseEvents(t *testing.T) {
 		{name: "PAYMENT_REFUND_DENIED", body: event(t, "PAYMENT_REFUND_DENIED", "RECEIVED"), want: notified("PAYMENT_REFUND_DENIED")},
 		{name: "unknown PAYMENT_ event", body: event(t, "PAYMENT_TELEPORTED", "RECEIVED"), want: notified("PAYMENT_TELEPORTED")},
 		{name: "informational with a value we would reject", body: payload(t, edits{"event": "PAYMENT_UPDATED", "payment.value": json.Number("0.005")}),
-			want: notified("PAYMENT_UPDATED")},
+			want: notified("PAYMENT_UPDATED"), noFee: true},
 		{name: "informational without value", body: payload(t, edits{"event": "PAYMENT_CHECKOUT_VIEWED", "payment.value": remove{}}),
-			want: notified("PAYMENT_CHECKOUT_VIEWED")},
+			want: notified("PAYMENT_CHECKOUT_VIEWED"), noFee: true},
 	}
 	p := newProvider(t, Config{Tokens: []string{testToken}})
 	for _, tt := range tests {
@@ -102,6 +103,10 @@ func TestParseEvents(t *testing.T) {
 			m := tt.want.EventMeta()
 			wantN := domain.Notification{Provider: "asaas", ProviderEventID: vectorEventID,
 				ProviderEventType: m.ProviderEventType, Events: []domain.Event{tt.want}}
+			if !tt.noFee {
+				// The vector's value 100 and netValue 94.51: a fee of 5.49.
+				wantN.Events = append(wantN.Events, vfee(m.ProviderEventType, 549))
+			}
 			if !reflect.DeepEqual(n, wantN) {
 				t.Fatalf("Parse() =\n %+v\nwant\n %+v", describe(n), describe(wantN))
 			}
@@ -361,7 +366,7 @@ func TestParseWithoutEventID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.ProviderEventID == "" || a.ProviderEventID != b.ProviderEventID || len(a.Events) != 1 {
+	if a.ProviderEventID == "" || a.ProviderEventID != b.ProviderEventID || len(a.Events) != 2 {
 		t.Fatalf("derived IDs %q and %q for one delivery", a.ProviderEventID, b.ProviderEventID)
 	}
 	other, err := p.Parse(t.Context(), nil, nil, payload(t, edits{"id": remove{}, "event": "PAYMENT_CONFIRMED"}))

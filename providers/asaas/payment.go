@@ -14,11 +14,13 @@ const brl domain.Currency = "BRL"
 // in webhooks and API answers alike. Amounts stay json.Number so that the
 // decimals are converted exactly, never through float64.
 type payment struct {
-	ID      string      `json:"id"`
-	Status  string      `json:"status"`
-	Value   json.Number `json:"value"`
-	Deleted bool        `json:"deleted"`
-	Refunds []refund    `json:"refunds"`
+	ID     string      `json:"id"`
+	Status string      `json:"status"`
+	Value  json.Number `json:"value"`
+	// NetValue is what Asaas credits after its fee; empty when absent.
+	NetValue json.Number `json:"netValue"`
+	Deleted  bool        `json:"deleted"`
+	Refunds  []refund    `json:"refunds"`
 }
 
 // refund is one entry of payment.refunds.

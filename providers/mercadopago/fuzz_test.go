@@ -172,6 +172,10 @@ func FuzzObserve(f *testing.F) {
 		answer(id, "weird", "", "10.505", "0", "BRL", upd),
 		answer(`"`+id+`"`, "refunded", "refunded", "1e2", "-1", "XX", "2026-03-01"),
 		`{"id":1,"status":"pending"}`, `[]`, `{"transaction_amount":0.1}`,
+		withFees("approved", "12.34", "BRL", `[{"type":"mercadopago_fee","amount":0.62,"fee_payer":"collector"}]`),
+		withFees("approved", "100", "BRL", `[{"amount":7.5,"fee_payer":"payer"},{"amount":92233720368547758.07,"fee_payer":"collector"},{"amount":0.01,"fee_payer":"collector"}]`),
+		withFees("pending", "100", "BRL", `[]`),
+		withFees("approved", "100", "JPY", `[{"amount":0.5,"fee_payer":"collector"}]`),
 	} {
 		f.Add([]byte(s))
 	}
@@ -206,5 +210,34 @@ func FuzzObserve(f *testing.F) {
 		if err != nil || again.ProviderEventID != o.ProviderEventID {
 			t.Fatalf("second observation %+v, %v", again, err)
 		}
+		checkFacts(t, body, id, now, o)
 	})
+}
+
+// checkFacts: observeFacts states the observation o first, then at most a
+// fee in o's currency, never negative, whose ID does not depend on the clock.
+func checkFacts(t *testing.T, body []byte, id string, now time.Time, o *domain.PaymentStatusObserved) {
+	t.Helper()
+	facts, err := observeFacts(body, id, now)
+	if err != nil {
+		if domain.KindOf(err) != domain.KindInvalid {
+			t.Fatalf("observeFacts error %v is not KindInvalid", err)
+		}
+		return
+	}
+	if len(facts) == 0 || len(facts) > 2 || facts[0].EventMeta().ProviderEventID != o.ProviderEventID {
+		t.Fatalf("facts %+v for observation %+v", facts, o)
+	}
+	if len(facts) == 1 {
+		return
+	}
+	fee, ok := facts[1].(*domain.FeeAssessed)
+	if !ok || fee.Amount < 0 || fee.Currency != o.Currency || fee.Source != "fee_details" || fee.ProviderPaymentID != id ||
+		fee.Key() == o.Key() || !strings.HasPrefix(fee.ProviderEventID, "obs_") {
+		t.Fatalf("fee %+v for observation %+v", facts[1], o)
+	}
+	again, err := observeFacts(body, id, now.Add(time.Hour))
+	if err != nil || len(again) != 2 || again[1].EventMeta().ProviderEventID != fee.ProviderEventID {
+		t.Fatalf("second facts %+v, %v", again, err)
+	}
 }

@@ -35,41 +35,70 @@ type paymentAnswer struct {
 	TransactionAmountRefunded json.Number `json:"transaction_amount_refunded"`
 	CurrencyID                string      `json:"currency_id"`
 	DateLastUpdated           string      `json:"date_last_updated"`
+	// FeeDetails is nil when the answer has no fee_details at all.
+	FeeDetails []feeDetail `json:"fee_details"`
+}
+
+// feeDetail is one entry of fee_details.
+type feeDetail struct {
+	Type     string      `json:"type"`
+	Amount   json.Number `json:"amount"`
+	FeePayer string      `json:"fee_payer"`
 }
 
 // observe maps the API's answer about paymentID to an observation. now
 // stamps it when the answer has no date_last_updated.
 func observe(body []byte, paymentID string, now time.Time) (*domain.PaymentStatusObserved, error) {
+	obs, _, err := decodeAnswer(body, paymentID, now)
+	return obs, err
+}
+
+// observeFacts maps the API's answer to the facts it states: the
+// observation, then the fee when the answer states one (see feeOf).
+func observeFacts(body []byte, paymentID string, now time.Time) ([]domain.Event, error) {
+	obs, a, err := decodeAnswer(body, paymentID, now)
+	if err != nil {
+		return nil, err
+	}
+	fee, err := feeOf(a, obs)
+	if err != nil || fee == nil {
+		return []domain.Event{obs}, err
+	}
+	return []domain.Event{obs, fee}, nil
+}
+
+// decodeAnswer decodes the answer and maps it to an observation.
+func decodeAnswer(body []byte, paymentID string, now time.Time) (*domain.PaymentStatusObserved, paymentAnswer, error) {
 	var a paymentAnswer
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&a); err != nil {
-		return nil, decodeError(opObserve, "payment answer", err)
+		return nil, a, decodeError(opObserve, "payment answer", err)
 	}
 	if id, err := idString("id", a.ID); err != nil {
-		return nil, err
+		return nil, a, err
 	} else if id != "" && id != paymentID {
-		return nil, invalid("the answer is about payment " + strconv.Quote(truncate(id)) + ", not " + strconv.Quote(truncate(paymentID)))
+		return nil, a, invalid("the answer is about payment " + strconv.Quote(truncate(id)) + ", not " + strconv.Quote(truncate(paymentID)))
 	}
 	if err := checkID("status", a.Status); err != nil {
-		return nil, err
+		return nil, a, err
 	}
 	cur, err := domain.NewCurrency(a.CurrencyID)
 	if err != nil {
-		return nil, invalid("currency_id: " + domain.MessageOf(err))
+		return nil, a, invalid("currency_id: " + domain.MessageOf(err))
 	}
 	amount, err := minorUnits("transaction_amount", a.TransactionAmount, cur, true)
 	if err != nil {
-		return nil, err
+		return nil, a, err
 	}
 	refunded, err := minorUnits("transaction_amount_refunded", a.TransactionAmountRefunded, cur, false)
 	if err != nil {
-		return nil, err
+		return nil, a, err
 	}
 	occurred, updated := now.UTC(), ""
 	if a.DateLastUpdated != "" {
 		if occurred, err = parseTime("date_last_updated", a.DateLastUpdated); err != nil {
-			return nil, err
+			return nil, a, err
 		}
 		updated = occurred.Format(time.RFC3339Nano)
 	}
@@ -94,7 +123,7 @@ func observe(body []byte, paymentID string, now time.Time) (*domain.PaymentStatu
 		AmountCaptured:       captured,
 		AmountRefunded:       refunded,
 		Currency:             cur,
-	}, nil
+	}, a, nil
 }
 
 // minorUnits converts a decimal amount exactly. An absent (or null) optional

@@ -60,11 +60,8 @@ func (c *StatusClient) Name() string { return ProviderName }
 // domain.ErrUnknownPayment); an answer that cannot be mapped exactly is
 // KindInvalid.
 func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error) {
-	if err := checkID("payment id", providerPaymentID); err != nil {
-		return nil, fmt.Errorf("mercadopago: fetch payment %q: %w", truncate(providerPaymentID), err)
-	}
-	var raw json.RawMessage
-	if err := c.api.GetJSON(ctx, "/v1/payments/"+url.PathEscape(providerPaymentID), providerPaymentID, &raw); err != nil {
+	raw, err := c.fetch(ctx, providerPaymentID)
+	if err != nil {
 		return nil, err
 	}
 	obs, err := observe(raw, providerPaymentID, c.api.Now())
@@ -72,4 +69,31 @@ func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string
 		return nil, fmt.Errorf("mercadopago: fetch payment %s: %w", providerPaymentID, err)
 	}
 	return obs, nil
+}
+
+// Observe is FetchStatus returning every fact the answer states: the
+// observation, then the fee (domain.FeeAssessed, Source "fee_details") when
+// the answer states one.
+func (c *StatusClient) Observe(ctx context.Context, providerPaymentID string) ([]domain.Event, error) {
+	raw, err := c.fetch(ctx, providerPaymentID)
+	if err != nil {
+		return nil, err
+	}
+	facts, err := observeFacts(raw, providerPaymentID, c.api.Now())
+	if err != nil {
+		return nil, fmt.Errorf("mercadopago: fetch payment %s: %w", providerPaymentID, err)
+	}
+	return facts, nil
+}
+
+// fetch GETs the payment's answer.
+func (c *StatusClient) fetch(ctx context.Context, providerPaymentID string) (json.RawMessage, error) {
+	if err := checkID("payment id", providerPaymentID); err != nil {
+		return nil, fmt.Errorf("mercadopago: fetch payment %q: %w", truncate(providerPaymentID), err)
+	}
+	var raw json.RawMessage
+	if err := c.api.GetJSON(ctx, "/v1/payments/"+url.PathEscape(providerPaymentID), providerPaymentID, &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }

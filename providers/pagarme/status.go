@@ -81,3 +81,14 @@ func (c *StatusClient) FetchStatus(ctx context.Context, chargeID string) (*domai
 	}
 	return ev, nil
 }
+
+// Observe returns FetchStatus's observation as the facts jobs record. A
+// charge states no fee (Pagar.me's fees are on its payables, which payledger
+// does not read), so there is no domain.FeeAssessed.
+func (c *StatusClient) Observe(ctx context.Context, chargeID string) ([]domain.Event, error) {
+	obs, err := c.FetchStatus(ctx, chargeID)
+	if err != nil {
+		return nil, err
+	}
+	return []domain.Event{obs}, nil
+}

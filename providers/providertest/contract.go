@@ -24,8 +24,16 @@ type SourceChecker interface {
 	AllowSource(ip netip.Addr) bool
 }
 
-// StatusFetcher is the contract jobs declares for a provider's status client.
+// StatusFetcher is the contract jobs declares for a provider's status
+// client (jobs.StatusFetcher).
 type StatusFetcher interface {
 	Name() string
-	FetchStatus(ctx context.Context, providerPaymentID string) (*domain.PaymentStatusObserved, error)
+	Observe(ctx context.Context, providerPaymentID string) ([]domain.Event, error)
+}
+
+// FeeFetcher is the contract jobs declares for a provider's fee client
+// (jobs.FeeFetcher): a nil fee and no error mean "not stated yet".
+type FeeFetcher interface {
+	Name() string
+	FetchFee(ctx context.Context, providerPaymentID string) (*domain.FeeAssessed, error)
 }

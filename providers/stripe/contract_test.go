@@ -56,6 +56,7 @@ func contractVectors(t *testing.T) providertest.Vectors {
 		"charge.dispute.created.legacy_charges_api.json": true,
 		"customer.created.json":                          true,
 		"charge.succeeded.json":                          true,
+		"charge.updated.metadata.json":                   true,
 	}
 	files, err := filepath.Glob("testdata/events/*.json")
 	if err != nil || len(files) == 0 {

@@ -17,7 +17,8 @@ type dispute struct {
 }
 
 // disputeEvent maps charge.dispute.created and charge.dispute.closed to
-// DisputeOpened and DisputeClosed on the disputed PaymentIntent.
+// DisputeOpened (InquiryOpened for an inquiry) and DisputeClosed on the
+// disputed PaymentIntent.
 func disputeEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.Event, string, error) {
 	var dp dispute
 	if err := json.Unmarshal(object, &dp); err != nil {
@@ -45,6 +46,9 @@ func disputeEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.
 	}
 	meta.ProviderPaymentID = string(dp.PaymentIntent)
 	if typ == "charge.dispute.created" {
+		if isInquiry(dp.Status) {
+			return &domain.InquiryOpened{Meta: meta, DisputeID: dp.ID, Amount: amt, Currency: cur, Reason: dp.Reason}, "", nil
+		}
 		return &domain.DisputeOpened{Meta: meta, DisputeID: dp.ID, Amount: amt, Currency: cur, Reason: dp.Reason}, "", nil
 	}
 	outcome, err := disputeOutcome(dp.Status)
@@ -66,4 +70,12 @@ func disputeOutcome(status string) (domain.DisputeOutcome, error) {
 		return domain.DisputeLost, nil
 	}
 	return domain.DisputeWon, nil
+}
+
+// isInquiry reports whether a dispute's status is that of an inquiry (a
+// "warning" dispute): the bank asks questions but withdraws nothing. Its
+// charge.dispute.closed (warning_closed) maps to DisputeClosed won, which
+// the fold reads as the inquiry's end.
+func isInquiry(status string) bool {
+	return status == "warning_needs_response" || status == "warning_under_review"
 }

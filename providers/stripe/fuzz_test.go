@@ -107,6 +107,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(evt("charge.refunded", `{"id":"ch_1","amount_refunded":1,"currency":"usd","payment_intent":{"id":"pi_1"}}`)))
 	f.Add([]byte(`{"id":"evt_1","type":"payment_intent.created","created":253402300799,"data":{"object":{"id":"pi_1","amount":0,"currency":"usd"}}}`))
+	f.Add([]byte(evt("charge.updated", `{"id":"ch_1","payment_intent":"pi_1","balance_transaction":null}`)))
+	f.Add([]byte(`{"id":"evt_1","type":"charge.updated","created":1,"data":{"object":{"id":"ch_1","payment_intent":"pi_1","balance_transaction":"txn_1"},"previous_attributes":[]}}`))
 	p, err := New(Config{Secrets: []string{vectorSecret}})
 	if err != nil {
 		f.Fatal(err)
@@ -147,6 +149,14 @@ func checkEvent(t *testing.T, n domain.Notification, ev domain.Event) {
 	if _, err := json.Marshal(ev); err != nil {
 		t.Fatalf("event does not marshal: %v", err)
 	}
+	if n, ok := ev.(*domain.PaymentNotified); ok {
+		// charge.updated: no money, only the balance transaction's ID.
+		txn, found := strings.CutPrefix(n.Action, "balance_transaction ")
+		if !found || m.ProviderEventType != "charge.updated" || checkID("balance transaction", txn) != nil {
+			t.Fatalf("notified %+v", n)
+		}
+		return
+	}
 	amounts, cur := eventMoney(t, ev)
 	for _, a := range amounts {
 		if a < 0 {
@@ -180,6 +190,11 @@ func eventMoney(t *testing.T, ev domain.Event) ([]int64, domain.Currency) {
 	case *domain.PaymentRefunded:
 		return []int64{e.AmountRefunded, e.AmountCaptured}, e.Currency
 	case *domain.DisputeOpened:
+		if checkID("dispute id", e.DisputeID) != nil {
+			t.Fatalf("dispute id %q", e.DisputeID)
+		}
+		return []int64{e.Amount}, e.Currency
+	case *domain.InquiryOpened:
 		if checkID("dispute id", e.DisputeID) != nil {
 			t.Fatalf("dispute id %q", e.DisputeID)
 		}

@@ -27,9 +27,14 @@ type envelope struct {
 	Object  string          `json:"object"`
 	Type    string          `json:"type"`
 	Created json.RawMessage `json:"created"`
-	Data    struct {
-		Object json.RawMessage `json:"object"`
-	} `json:"data"`
+	Data    eventData       `json:"data"`
+}
+
+// eventData is an event's data: the resource, and for *.updated events the
+// previous values of the fields that changed.
+type eventData struct {
+	Object             json.RawMessage `json:"object"`
+	PreviousAttributes json.RawMessage `json:"previous_attributes"`
 }
 
 // Parse maps a verified Stripe event to a Notification. Malformed JSON, a
@@ -54,7 +59,7 @@ func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, bo
 		ProviderEventType: env.Type,
 		OccurredAt:        occurred,
 	}
-	ev, ignored, err := mapEvent(env.Type, env.Data.Object, meta)
+	ev, ignored, err := mapEvent(env.Type, env.Data, meta)
 	if err != nil {
 		return domain.Notification{}, err
 	}
@@ -115,7 +120,8 @@ func parseCreated(raw json.RawMessage) (int64, error) {
 
 // mapEvent maps one tracked event type to its domain event. It returns a nil
 // event and a reason when the event is to be ignored.
-func mapEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.Event, string, error) {
+func mapEvent(typ string, data eventData, meta domain.Meta) (domain.Event, string, error) {
+	object := data.Object
 	switch typ {
 	case "payment_intent.created", "payment_intent.processing", "payment_intent.requires_action",
 		"payment_intent.amount_capturable_updated", "payment_intent.succeeded",
@@ -124,6 +130,8 @@ func mapEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.Even
 		return ev, "", err
 	case "charge.refunded":
 		return chargeRefunded(object, meta)
+	case "charge.updated":
+		return chargeUpdated(object, data.PreviousAttributes, meta)
 	case "charge.dispute.created", "charge.dispute.closed":
 		return disputeEvent(typ, object, meta)
 	}

@@ -65,6 +65,13 @@ func TestParseTestdata(t *testing.T) {
 		{file: "events/charge.dispute.created.json", want: &domain.DisputeOpened{
 			Meta:      meta("evt_3P0dSpUtEdAbCdEf1GhIjKlM", "charge.dispute.created", disputedPI, 1714000000),
 			DisputeID: dp, Amount: 5000, Currency: "USD", Reason: "fraudulent"}},
+		{file: "events/charge.dispute.created.warning_needs_response.json", want: &domain.InquiryOpened{
+			Meta:      meta("evt_3P0iNqUiRyAbCdEf1GhIjKlM", "charge.dispute.created", "pi_3P0iNqUiRyAbCdEf0b2C3d4E", 1714100000),
+			DisputeID: "dp_1P0iNqUiRyAbCdEfNoPqRsTu", Amount: 5000, Currency: "USD", Reason: "fraudulent"}},
+		{file: "events/charge.updated.balance_transaction.json", want: &domain.PaymentNotified{
+			Meta:   meta("evt_3SbQ1x2eZvKYlo2C1uPdAtEd", "charge.updated", "pi_3SbQ1x2eZvKYlo2C0aSdFgHj", 1785320042),
+			Action: "balance_transaction txn_3SbQ1x2eZvKYlo2C0bAlTrX1"}},
+		{file: "events/charge.updated.metadata.json", wantIgnored: "did not change its balance transaction"},
 		{file: "events/charge.dispute.closed.won.json", want: closed("evt_3P2cLoSeDWoN000001aBcDe", 1716000000, domain.DisputeWon)},
 		{file: "events/charge.dispute.closed.lost.json", want: closed("evt_3P2cLoSeDLoSt00001aBcDe", 1716100000, domain.DisputeLost)},
 		{file: "events/charge.dispute.closed.warning_closed.json", want: closed("evt_3P2cLoSeDWaRn00001aBcDe", 1716200000, domain.DisputeWon)},
@@ -151,6 +158,12 @@ func TestParseVariants(t *testing.T) {
 		{name: "dispute closed with an unexpected status counts as won",
 			body: evt("charge.dispute.closed", `{"id":"dp_1","amount":3,"currency":"usd","payment_intent":"pi_1","status":"charge_refunded"}`),
 			want: &domain.DisputeClosed{Meta: meta("evt_1", "charge.dispute.closed", "pi_1", 1700000000), DisputeID: "dp_1", Outcome: domain.DisputeWon, Amount: 3, Currency: "USD"}},
+		{name: "inquiry under review",
+			body: evt("charge.dispute.created", `{"id":"dp_1","amount":3,"currency":"brl","payment_intent":"pi_1","status":"warning_under_review","reason":"general"}`),
+			want: &domain.InquiryOpened{Meta: meta("evt_1", "charge.dispute.created", "pi_1", 1700000000), DisputeID: "dp_1", Amount: 3, Currency: "BRL", Reason: "general"}},
+		{name: "charge.updated without previous_attributes, balance transaction expanded",
+			body: evt("charge.updated", `{"id":"ch_1","payment_intent":"pi_1","balance_transaction":{"id":"txn_1","object":"balance_transaction"}}`),
+			want: &domain.PaymentNotified{Meta: meta("evt_1", "charge.updated", "pi_1", 1700000000), Action: "balance_transaction txn_1"}},
 		{name: "id of exactly 255 bytes", body: evt("payment_intent.created", `{"id":"pi_`+strings.Repeat("x", 252)+`","amount":5,"currency":"usd"}`),
 			want: &domain.PaymentCreated{Meta: meta("evt_1", "payment_intent.created", "pi_"+strings.Repeat("x", 252), 1700000000), Amount: 5, Currency: "USD"}},
 		{name: "last second of year 9999",
@@ -230,6 +243,10 @@ func TestParseInvalid(t *testing.T) {
 		{name: "refund payment_intent with space", body: evt("charge.refunded", `{"id":"ch_1","amount_refunded":1,"currency":"usd","payment_intent":"pi 1"}`), wantMsg: "data.object.payment_intent contains whitespace"},
 		{name: "refund payment_intent is a number", body: evt("charge.refunded", `{"id":"ch_1","amount_refunded":1,"currency":"usd","payment_intent":7}`), wantMsg: "malformed charge object: data.object.payment_intent has the wrong type (number, want a string)"},
 		{name: "refund without currency", body: evt("charge.refunded", `{"id":"ch_1","amount_refunded":1,"payment_intent":"pi_1"}`), wantMsg: "data.object.currency"},
+
+		{name: "charge.updated without charge id", body: evt("charge.updated", `{"payment_intent":"pi_1","balance_transaction":"txn_1"}`), wantMsg: "data.object.id is missing"},
+		{name: "charge.updated balance transaction with a space", body: evt("charge.updated", `{"id":"ch_1","payment_intent":"pi_1","balance_transaction":"txn 1"}`), wantMsg: "data.object.balance_transaction contains whitespace"},
+		{name: "charge.updated balance transaction is a number", body: evt("charge.updated", `{"id":"ch_1","payment_intent":"pi_1","balance_transaction":5}`), wantMsg: "malformed charge object"},
 
 		{name: "dispute without id", body: evt("charge.dispute.created", `{"amount":1,"currency":"usd","payment_intent":"pi_1"}`), wantMsg: "data.object.id is missing"},
 		{name: "dispute without amount", body: evt("charge.dispute.created", `{"id":"dp_1","currency":"usd","payment_intent":"pi_1"}`), wantMsg: "data.object.amount is missing"},

@@ -219,7 +219,9 @@ func intentStatus(pi fetchedIntent, disputeStatus string, refunded, captured int
 
 // succeededStatus refines "succeeded" with the latest charge's dispute and
 // refunds. A dispute that ended in the merchant's favour (won,
-// warning_closed, prevented) leaves the payment as its refunds say.
+// warning_closed, prevented), or an inquiry that withholds nothing
+// (warning_needs_response, warning_under_review), leaves the payment as its
+// refunds say.
 func succeededStatus(pi fetchedIntent, disputeStatus string, refunded, captured int64) (domain.Status, string) {
 	ch := pi.LatestCharge.charge
 	detail := ""
@@ -228,7 +230,7 @@ func succeededStatus(pi fetchedIntent, disputeStatus string, refunded, captured 
 		switch disputeStatus {
 		case "lost":
 			return domain.StatusChargeback, detail
-		case "won", "warning_closed", "prevented":
+		case "won", "warning_closed", "prevented", "warning_needs_response", "warning_under_review":
 		default:
 			return domain.StatusDisputed, detail
 		}
@@ -247,4 +249,15 @@ func deref(v *int64) int64 {
 		return 0
 	}
 	return *v
+}
+
+// Observe returns FetchStatus's observation as the facts jobs record. The
+// fee is not among them: it is on the balance transaction, which FetchFee
+// reads when it exists.
+func (c *StatusClient) Observe(ctx context.Context, id string) ([]domain.Event, error) {
+	obs, err := c.FetchStatus(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return []domain.Event{obs}, nil
 }

@@ -161,8 +161,12 @@ func TestFetchStatusMapping(t *testing.T) {
 			wantStatus: domain.StatusRefunded, wantCaptured: 1500, wantRefunded: 1500},
 		{name: "open dispute", intent: intentJSON("succeeded", 2000, 2000, "", chargeJSON(2000, 0, false, true)),
 			disputes: disputesJSON("needs_response"), wantStatus: domain.StatusDisputed, wantDetail: "dispute_needs_response", wantCaptured: 2000},
+		// An inquiry withholds nothing: the payment stays as its refunds say.
 		{name: "inquiry under review", intent: intentJSON("succeeded", 2000, 2000, "", chargeJSON(2000, 0, false, true)),
-			disputes: disputesJSON("warning_under_review"), wantStatus: domain.StatusDisputed, wantDetail: "dispute_warning_under_review", wantCaptured: 2000},
+			disputes: disputesJSON("warning_under_review"), wantStatus: domain.StatusConfirmed, wantDetail: "dispute_warning_under_review", wantCaptured: 2000},
+		{name: "inquiry needing a response", intent: intentJSON("succeeded", 2000, 2000, "", chargeJSON(2000, 500, false, true)),
+			disputes: disputesJSON("warning_needs_response"), wantStatus: domain.StatusPartiallyRefunded, wantDetail: "dispute_warning_needs_response",
+			wantCaptured: 2000, wantRefunded: 500},
 		{name: "lost dispute is a chargeback", intent: intentJSON("succeeded", 2000, 2000, "", chargeJSON(2000, 0, false, true)),
 			disputes: disputesJSON("lost", "won"), wantStatus: domain.StatusChargeback, wantDetail: "dispute_lost", wantCaptured: 2000},
 		{name: "won dispute after a partial refund", intent: intentJSON("succeeded", 2000, 2000, "", chargeJSON(2000, 300, false, true)),

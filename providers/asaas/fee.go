@@ -1,0 +1,70 @@
+package asaas
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
+)
+
+// Fee facts: the SubKey of a webhook's fee (its other event has none) and
+// the Source of every Asaas fee.
+const (
+	feeSubKey = "fee"
+	feeSource = "netValue"
+)
+
+// feeOf returns the fee the payment object states, value − netValue in
+// centavos (exact decimals), with meta, or nil when there is none to book:
+//   - no netValue (null or absent): Asaas states no fee;
+//   - a value or netValue that is not an exact decimal of at most two
+//     places: nothing is booked from it, and the delivery is not rejected
+//     over it (Asaas pauses a queue after 15 failed deliveries); a lifecycle
+//     event's own value check still rejects a bad value;
+//   - netValue above value: not a fee we pay (odd, not invalid: the status
+//     fact is kept, and the difference is not booked as income).
+//
+// value = netValue is a fee of 0 (a free Pix, say): a statement that
+// replaces an earlier fee. Pending payments carry the expected fee already;
+// the ledger books a fee only once money moved, so stating it early is
+// harmless.
+func feeOf(meta domain.Meta, p payment) *domain.FeeAssessed {
+	fee, ok := feeAmount(p)
+	if !ok {
+		return nil
+	}
+	return &domain.FeeAssessed{Meta: meta, Amount: fee, Currency: brl, Source: feeSource}
+}
+
+// feeAmount is value − netValue in centavos; ok is false when the payment
+// states no fee we can book (see feeOf).
+func feeAmount(p payment) (fee int64, ok bool) {
+	if p.NetValue == "" || p.Value == "" {
+		return 0, false
+	}
+	value, err := domain.ParseMinorUnits(string(p.Value), brl)
+	if err != nil || value < 0 {
+		return 0, false
+	}
+	// netValue may be negative (a fee above a tiny value); only the
+	// difference has to be a fee, and must not overflow.
+	net, err := domain.ParseMinorUnits(string(p.NetValue), brl)
+	if err != nil || net > value || (net < 0 && value > math.MaxInt64+net) {
+		return 0, false
+	}
+	return value - net, true
+}
+
+// fetchedFee is feeOf for a fetched payment: dated like its observation,
+// with an event ID derived from the payment's value and fee, so the same fee
+// fetched twice is one fact.
+func fetchedFee(obs *domain.PaymentStatusObserved, p payment) *domain.FeeAssessed {
+	fee, ok := feeAmount(p)
+	if !ok {
+		return nil
+	}
+	meta := obs.Meta
+	meta.ProviderEventID = providers.ObservationID(p.ID, feeSubKey, strconv.FormatInt(obs.Amount, 10), strconv.FormatInt(fee, 10))
+	return &domain.FeeAssessed{Meta: meta, Amount: fee, Currency: brl, Source: feeSource}
+}
