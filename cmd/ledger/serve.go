@@ -144,7 +144,7 @@ func (m *Main) openHandler(context.Context) error {
 		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API, LedgerProviders: providerNames()}, api.Deps{
 		Store:     m.store,
 		Payments:  queries,
-		Ledger:    ledgerReader(queries),
+		Ledger:    queries,
 		Providers: m.providers.webhooks,
 		Checks:    []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
 		Registry:  m.registry,

@@ -53,9 +53,14 @@ type verifyReport struct {
 	DuplicateScope    string           `json:"duplicate_scope"`
 	UniqueEventID     bool             `json:"unique_event_id_constraint"` // es_events_event_id_key present
 	Mismatches        []verifyMismatch `json:"mismatches"`
-	Orphans           []string         `json:"streams_without_row_list,omitempty"`
-	Duplicates        []string         `json:"duplicate_event_id_list,omitempty"`
-	NotChecked        []string         `json:"not_checked,omitempty"`
+	// The journal: entries checked, and every entry that does not balance,
+	// payment whose entries differ from its books, currency whose debits
+	// and credits differ, or running total that differs from its lines.
+	LedgerEntries  int             `json:"ledger_entries_checked"`
+	LedgerProblems []ledgerProblem `json:"ledger_problems"`
+	Orphans        []string        `json:"streams_without_row_list,omitempty"`
+	Duplicates     []string        `json:"duplicate_event_id_list,omitempty"`
+	NotChecked     []string        `json:"not_checked,omitempty"`
 	// Jobs counts follow-up jobs (status fetches) by state, except
 	// completed ones. Informational: a running or available job may still
 	// append an observation and change its payment; discarded ones are the
@@ -73,6 +78,13 @@ type verifyMismatch struct {
 	Field     string `json:"field"`
 	ReadModel string `json:"read_model"`
 	Fold      string `json:"fold"`
+}
+
+// ledgerProblem is one difference found in the journal.
+type ledgerProblem struct {
+	Payment string `json:"payment,omitempty"` // provider/provider_payment_id; empty for a ledger-wide check
+	Check   string `json:"check"`             // entry_balance, payment_books, currency_balance, running_totals
+	Detail  string `json:"detail"`
 }
 
 // verifyFlags defines `ledger verify`'s own flags (--json is every
@@ -102,8 +114,8 @@ func verify(ctx context.Context, e *environment, opts verifyOptions) error {
 		rep.print(e.stdout)
 	}
 	if !rep.OK {
-		return fmt.Errorf("verify: %d payments mismatched, %d streams without a row, %d duplicate event IDs: %w",
-			rep.Mismatched, rep.StreamsWithoutRow, rep.DuplicateEventIDs, errVerifyFailed)
+		return fmt.Errorf("verify: %d payments mismatched, %d streams without a row, %d duplicate event IDs, %d ledger problems: %w",
+			rep.Mismatched, rep.StreamsWithoutRow, rep.DuplicateEventIDs, len(rep.LedgerProblems), errVerifyFailed)
 	}
 	return nil
 }
@@ -136,6 +148,14 @@ func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opt
 		return rep, fmt.Errorf("verify: %w", err)
 	}
 	rep.addAudit(audit)
+	books, err := projections.AuditLedger(ctx, pool)
+	if err != nil {
+		return rep, fmt.Errorf("verify: %w", err)
+	}
+	rep.LedgerEntries = books.Entries
+	for _, p := range books.Problems {
+		rep.LedgerProblems = append(rep.LedgerProblems, ledgerProblem(p))
+	}
 	backlog, err := jobs.CountUnfinished(ctx, pool)
 	if err != nil {
 		return rep, fmt.Errorf("verify: %w", err)
@@ -148,14 +168,14 @@ func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opt
 	} else {
 		rep.countDuplicatesInRows()
 	}
-	rep.OK = rep.Mismatched == 0 && rep.StreamsWithoutRow == 0 && rep.DuplicateEventIDs == 0
+	rep.OK = rep.Mismatched == 0 && rep.StreamsWithoutRow == 0 && rep.DuplicateEventIDs == 0 && len(rep.LedgerProblems) == 0
 	return rep, nil
 }
 
 // newVerifyReport is the empty report for store's backend; KurrentDB has no
 // cheap list of streams, so some checks are not made there.
 func newVerifyReport(store openedStore, opts verifyOptions) verifyReport {
-	rep := verifyReport{Backend: "postgres", LagEvents: -1, Mismatches: []verifyMismatch{}}
+	rep := verifyReport{Backend: "postgres", LagEvents: -1, Mismatches: []verifyMismatch{}, LedgerProblems: []ledgerProblem{}}
 	if store.pg != nil {
 		return rep
 	}
@@ -248,6 +268,7 @@ func (r verifyReport) print(w io.Writer) {
 		r.Backend, projections.DefaultName, r.Checkpoint, lag)
 	fmt.Fprintf(w, "payments checked %d, mismatched %d, streams without a row %d, duplicate event IDs %d\n",
 		r.PaymentsChecked, r.Mismatched, r.StreamsWithoutRow, r.DuplicateEventIDs)
+	fmt.Fprintf(w, "journal entries checked %d, ledger problems %d\n", r.LedgerEntries, len(r.LedgerProblems))
 	fmt.Fprintf(w, "  events folded %d; duplicates counted over %s", r.EventsFolded, r.DuplicateScope)
 	if r.UniqueEventID {
 		fmt.Fprint(w, " (UNIQUE es_events_event_id_key is in place, so a duplicate is impossible; counted anyway)")
@@ -275,6 +296,13 @@ func (r verifyReport) printProblems(w io.Writer) {
 	}
 	for _, d := range r.Duplicates {
 		fmt.Fprintf(w, "duplicate event ID: %s\n", d)
+	}
+	for _, p := range r.LedgerProblems {
+		who := p.Payment
+		if who == "" {
+			who = "the whole ledger"
+		}
+		fmt.Fprintf(w, "ledger %s %s: %s\n", p.Check, who, p.Detail)
 	}
 }
 
