@@ -25,14 +25,14 @@ const insertHistorySQL = `INSERT INTO payment_events
 func queueInsertHistory(b *pgx.Batch, events []decoded) {
 	n := len(events)
 	var (
-		ids                         = make([]string, n)
+		ids                         = make([][16]byte, n) // bytes: a UUID string encodes several times slower
 		providers, paymentIDs       = make([]string, n), make([]string, n)
 		streams, types, data, posns = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		revisions                   = make([]int64, n)
 		occurredAt, recordedAt      = make([]time.Time, n), make([]time.Time, n)
 	)
 	for i, d := range events {
-		ids[i] = d.rec.ID.String()
+		ids[i] = d.rec.ID
 		providers[i], paymentIDs[i] = d.meta.Provider, d.meta.ProviderPaymentID
 		streams[i], types[i], data[i] = d.rec.Stream, d.rec.Type, string(d.rec.Data)
 		posns[i] = d.rec.Position.String()
