@@ -137,8 +137,8 @@ func (b Books) fees() []Balance {
 // merge adds up the balances of each (account, currency), drops zeros and
 // sorts them by currency, then chart order.
 func merge(parts ...[]Balance) []Balance {
-	var out []Balance
-	for _, x := range slices.Concat(parts...) {
+	out := make([]Balance, 0, 6)
+	for _, x := range iterParts(parts) {
 		i := slices.IndexFunc(out, func(y Balance) bool { return y.Account == x.Account && y.Currency == x.Currency })
 		if i < 0 {
 			out = append(out, x)
@@ -155,7 +155,33 @@ func compareBalances(a, b Balance) int {
 	if c := cmp.Compare(a.Currency, b.Currency); c != 0 {
 		return c
 	}
-	return cmp.Compare(slices.Index(Accounts(), a.Account), slices.Index(Accounts(), b.Account))
+	return cmp.Compare(a.Account.index(), b.Account.index())
+}
+
+// index is a's place in the chart, without Accounts' allocation.
+func (a Account) index() int {
+	switch a {
+	case AccountProviderBalance:
+		return 0
+	case AccountSales:
+		return 1
+	case AccountRefunds:
+		return 2
+	case AccountDisputes:
+		return 3
+	case AccountChargebacks:
+		return 4
+	case AccountFees:
+		return 5
+	}
+	return 6
+}
+
+func iterParts(parts [][]Balance) []Balance {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return slices.Concat(parts...)
 }
 
 // Posting is the change of the books that one fact causes in one currency, at
@@ -190,9 +216,10 @@ func (p Payment) Postings() []Posting {
 		}
 		b := BooksOf(f.s)
 		m := e.EventMeta()
-		out = appendPostings(out, money, b.money(), m.Key(), Rank(e), m.OccurredAt)
-		out = appendPostings(out, fees, b.fees(), feeKey, feeRank, m.OccurredAt)
-		money, fees = b.money(), b.fees()
+		bm, bf := b.money(), b.fees()
+		out = appendPostings(out, money, bm, m.Key(), Rank(e), m.OccurredAt)
+		out = appendPostings(out, fees, bf, feeKey, feeRank, m.OccurredAt)
+		money, fees = bm, bf
 	}
 	return out
 }

@@ -5,6 +5,16 @@
 -- and lines are only ever inserted (a correction is a reversing entry);
 -- projections.Reset empties them with the other read models.
 
+-- payment_events keeps what the projector reads back (the fold's input and
+-- the ledger's store order): the columns nothing read are dropped, and the
+-- event's JSON is kept as the store wrote it, as text, not parsed into jsonb
+-- again (the event store already holds it).
+ALTER TABLE payment_events
+    DROP COLUMN stream,
+    DROP COLUMN occurred_at,
+    DROP COLUMN position,
+    ALTER COLUMN data TYPE text USING data::text;
+
 -- The fee the provider stated (domain.PaymentState.Fee, FeeCurrency).
 ALTER TABLE payments
     ADD COLUMN fee bigint NOT NULL DEFAULT 0,
@@ -63,3 +73,8 @@ CREATE TABLE ledger_totals (
 DROP TABLE ledger_totals;
 DROP TABLE ledger_entries;
 ALTER TABLE payments DROP COLUMN fee_currency, DROP COLUMN fee;
+ALTER TABLE payment_events
+    ALTER COLUMN data TYPE jsonb USING data::jsonb,
+    ADD COLUMN stream text NOT NULL DEFAULT '',
+    ADD COLUMN occurred_at timestamptz NOT NULL DEFAULT 'epoch',
+    ADD COLUMN position text NOT NULL DEFAULT '';

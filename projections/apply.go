@@ -131,8 +131,7 @@ func queueReadModels(b *pgx.Batch, keys []paymentKey, hs map[paymentKey][]record
 	if err := queueUpsertPayments(b, fold(keys, hs)); err != nil {
 		return err
 	}
-	queueInsertLedger(b, keys, hs, events)
-	return nil
+	return queueInsertLedger(b, keys, hs, events)
 }
 
 // decodeBatch decodes the batch's events up to the first one that does not

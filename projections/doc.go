@@ -1,18 +1,20 @@
 // Package projections builds payledger's Postgres read models (payments,
-// payment_events) from the event store's all-events feed and answers
-// queries on them.
+// payment_events, and the ledger: ledger_entries and ledger_totals) from the
+// event store's all-events feed and answers queries on them.
 //
 // A Runner follows eventstore.Store.SubscribeAll from the checkpoint stored
 // under its versioned name ("payments_v1": renaming it means a rebuild) and
 // applies each batch in one pipelined Postgres transaction: the events into
 // payment_events, every affected payment re-folded with domain.Fold (this
 // package never re-implements the state machine), its payments row upserted,
+// its journal entries posted by domain.Journal with their running totals,
 // RunnerConfig.FollowUp's jobs inserted, and the checkpoint advanced with a
 // compare-and-set. A crash replays the batch with the same result; a moved
 // checkpoint stops the session and restarts from the database; an event the
 // codec cannot decode stops the projection just before it, never skipped. A
 // session advisory lock keeps one runner per name across processes. Queries
-// reads one payment, or pages newest first with keyset cursors.
+// reads one payment, or pages newest first with keyset cursors, and the
+// ledger: balances, daily activity, entry pages; AuditLedger checks it.
 //
 // projections imports domain and eventstore, never api, jobs, a provider or
 // an event store adapter: cmd/ledger passes the adapter in as a Subscriber.

@@ -77,8 +77,7 @@ func dumpPayments(t testing.TB, pool *pgxpool.Pool) map[string]string {
 func dumpEvents(t testing.TB, pool *pgxpool.Pool) map[string]string {
 	t.Helper()
 	return dump(t, pool, `SELECT event_id::text,
-		concat_ws('|', provider, provider_payment_id, stream, revision, type, data::text, occurred_at,
-			recorded_at, position)
+		concat_ws('|', provider, provider_payment_id, revision, type, data, recorded_at)
 		FROM payment_events`)
 }
 
