@@ -82,6 +82,22 @@ func BenchmarkLedgerBalances(b *testing.B) {
 			}
 		})
 	}
+	// Daily over the whole year: every Kathmandu midnight cuts a UTC hour.
+	for _, zone := range []string{"UTC", "Asia/Kathmandu"} {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("daily/365d/"+zone, func(b *testing.B) {
+			dq := domain.DailyQuery{From: time.Date(2025, 1, 1, 0, 0, 0, 0, loc), To: time.Date(2025, 12, 31, 0, 0, 0, 0, loc), Location: loc}
+			for b.Loop() {
+				ds, err := q.Daily(ctx, dq)
+				if err != nil || len(ds) == 0 {
+					b.Fatalf("Daily = %d, %v", len(ds), err)
+				}
+			}
+		})
+	}
 }
 
 func splitStatements(s string) []string {

@@ -65,7 +65,9 @@ type sum struct {
 // of the days one does ($5) that none cuts, and the lines of the hours one
 // does ($2), read from the entries. %[1]s is the basis column, %[2]s and
 // %[3]s the filters on totals t and on entries t with lines l. Every part
-// is an index range scan.
+// is an index range scan: OFFSET 0 keeps the hours' entries a scan per hour
+// of the basis index, which the planner, guessing a ninth of the table for
+// an hour, would otherwise trade for a sequential scan (150 ms at 1M).
 const sumsSQL = `WITH s AS (
 	SELECT width_bucket(t.bucket, $3::timestamptz[]) AS i, t.provider, t.currency, t.account,
 		t.debits, t.credits
@@ -78,9 +80,13 @@ const sumsSQL = `WITH s AS (
 		AND t.bucket >= d.day AND t.bucket < d.day + interval '24 hours'
 	WHERE t.bucket < $4 AND t.bucket <> ALL ($2::timestamptz[]) %[2]s
 	UNION ALL
-	SELECT width_bucket(t.%[1]s, $3::timestamptz[]), t.provider, t.currency, l.account, l.debit, l.credit
+	SELECT width_bucket(t.at, $3::timestamptz[]), t.provider, t.currency, l.account, l.debit, l.credit
 	FROM unnest($2::timestamptz[]) AS h(hour)
-	JOIN ledger_entries t ON t.%[1]s >= h.hour AND t.%[1]s < h.hour + interval '1 hour' AND t.%[1]s < $4
+	CROSS JOIN LATERAL (
+		SELECT t.%[1]s AS at, t.provider, t.currency, t.accounts, t.debits, t.credits
+		FROM ledger_entries t
+		WHERE t.%[1]s >= h.hour AND t.%[1]s < h.hour + interval '1 hour' AND t.%[1]s < $4
+		OFFSET 0) AS t
 	CROSS JOIN LATERAL unnest(t.accounts, t.debits, t.credits) AS l(account, debit, credit)
 	WHERE true %[3]s
 )
