@@ -201,22 +201,25 @@ type Posting struct {
 // is posted apart, as the fee fact's: a fee stated before the capture is
 // booked when the capture is (the later of the two times), caused by the fee
 // fact, and learning a fee late never reverses the capture's entry.
-func (p Payment) Postings() []Posting {
+func (p Payment) Postings() []Posting { return postingsOf(p.facts) }
+
+// postingsOf is Postings of facts sorted and deduplicated as Fold does.
+func postingsOf(facts []Event) []Posting {
 	var (
 		out         []Posting
 		f           folder
-		money, fees []Balance
+		money, fees part
 		feeKey      string
 		feeRank     = Rank(&FeeAssessed{})
 	)
-	for _, e := range p.facts {
+	for _, e := range facts {
 		f.apply(e)
 		if _, ok := e.(*FeeAssessed); ok {
 			feeKey = e.EventMeta().Key()
 		}
 		b := BooksOf(f.s)
 		m := e.EventMeta()
-		bm, bf := b.money(), b.fees()
+		bm, bf := b.moneyPart(), b.feePart()
 		out = appendPostings(out, money, bm, m.Key(), Rank(e), m.OccurredAt)
 		out = appendPostings(out, fees, bf, feeKey, feeRank, m.OccurredAt)
 		money, fees = bm, bf
@@ -224,47 +227,71 @@ func (p Payment) Postings() []Posting {
 	return out
 }
 
-// appendPostings appends the postings that take before to after, one per
-// currency that changed.
-func appendPostings(out []Posting, before, after []Balance, key string, rank int, at time.Time) []Posting {
-	for _, c := range currenciesOf(before, after) {
-		if lines := diffLines(before, after, c); len(lines) > 0 {
+// part is the money or the fee half of a payment's books: the normal-side
+// balances of its accounts (in chart order) in one currency. A fixed-size
+// value, because the projector derives it for every prefix of every
+// payment's facts.
+type part struct {
+	currency Currency
+	n        int
+	accounts [5]Account
+	amounts  [5]int64
+}
+
+func (b Books) moneyPart() part {
+	return part{currency: b.Currency, n: 5,
+		accounts: [5]Account{AccountProviderBalance, AccountSales, AccountRefunds, AccountDisputes, AccountChargebacks},
+		amounts:  [5]int64{b.Sales - b.Refunds - b.Disputes - b.Chargebacks, b.Sales, b.Refunds, b.Disputes, b.Chargebacks}}
+}
+
+func (b Books) feePart() part {
+	return part{currency: b.FeeCurrency, n: 2, accounts: [5]Account{AccountProviderBalance, AccountFees},
+		amounts: [5]int64{-b.Fees, b.Fees}}
+}
+
+func (p part) zero() bool { return p.amounts == [5]int64{} }
+
+// appendPostings appends the postings that take before to after: one in
+// their currency, or, when the currency changed (a fee restated in another
+// one), one undoing before and one booking after, in currency order.
+func appendPostings(out []Posting, before, after part, key string, rank int, at time.Time) []Posting {
+	add := func(c Currency, from, to part) {
+		if lines := diffLines(from, to); len(lines) > 0 {
 			out = append(out, Posting{FactKey: key, Rank: rank, EffectiveAt: at, Currency: c, Lines: lines})
 		}
+	}
+	switch {
+	case after.zero() && !before.zero():
+		add(before.currency, before, after)
+	case before.currency == after.currency || before.zero():
+		add(after.currency, before, after)
+	default:
+		none := part{n: before.n, accounts: before.accounts}
+		first, second := func() { add(before.currency, before, none) }, func() { add(after.currency, none, after) }
+		if after.currency < before.currency {
+			first, second = second, first
+		}
+		first()
+		second()
 	}
 	return out
 }
 
-func currenciesOf(a, b []Balance) []Currency {
-	var cs []Currency
-	for _, x := range slices.Concat(a, b) {
-		if !slices.Contains(cs, x.Currency) {
-			cs = append(cs, x.Currency)
-		}
-	}
-	slices.Sort(cs)
-	return cs
-}
-
-// diffLines returns the lines that take the books from before to after in
-// currency c, in chart order.
-func diffLines(before, after []Balance, c Currency) []Line {
-	amount := func(bs []Balance, a Account) int64 {
-		for _, x := range bs {
-			if x.Account == a && x.Currency == c {
-				return x.Amount
-			}
-		}
-		return 0
-	}
+// diffLines returns the lines that take the part's balances from before to
+// after, in chart order.
+func diffLines(before, after part) []Line {
 	var lines []Line
-	for _, a := range Accounts() {
-		d := amount(after, a) - amount(before, a)
+	for i := range after.n {
+		d := after.amounts[i] - before.amounts[i]
 		if d == 0 {
 			continue
 		}
+		a := after.accounts[i]
 		if a.Normal() == Credit {
 			d = -d // a credit-normal balance grows by credits
+		}
+		if lines == nil {
+			lines = make([]Line, 0, after.n)
 		}
 		if d > 0 {
 			lines = append(lines, Line{Account: a, Debit: d})
@@ -318,8 +345,8 @@ type JournalEntry struct {
 func Journal(arrivals []Arrival) []JournalEntry {
 	var (
 		out     []JournalEntry
-		live    []int // indexes into out of the entries not reversed
-		facts   []Event
+		live    []int                 // indexes into out of the entries not reversed
+		sorted  []Event               // the arrivals so far in fold order, repeats included
 		eventID = map[string]string{} // fact key → event ID of its first arrival
 	)
 	for j, a := range arrivals {
@@ -330,8 +357,11 @@ func Journal(arrivals []Arrival) []JournalEntry {
 		if _, ok := eventID[k]; !ok {
 			eventID[k] = a.EventID
 		}
-		facts = append(facts, a.Event)
-		ideal := Fold(facts...).Postings()
+		var repeat bool
+		if sorted, repeat = insertSorted(sorted, a.Event); repeat {
+			continue // the fold, and so every posting, is unchanged
+		}
+		ideal := postingsOf(dedup(sorted))
 		held := make([]bool, len(ideal))
 		seq := 0
 		kept := live[:0:0]
@@ -355,6 +385,29 @@ func Journal(arrivals []Arrival) []JournalEntry {
 			seq++
 		}
 		live = kept
+	}
+	return out
+}
+
+// insertSorted inserts e into facts (sorted as Fold sorts: stable, so after
+// the equal ones already there) and reports whether Fold would drop it as a
+// repeat of the fact before it, which leaves the fold as it was.
+func insertSorted(facts []Event, e Event) ([]Event, bool) {
+	i := len(facts)
+	for i > 0 && compareEvents(facts[i-1], e) > 0 {
+		i--
+	}
+	repeat := i > 0 && facts[i-1].EventMeta().Key() == e.EventMeta().Key()
+	return slices.Insert(facts, i, e), repeat
+}
+
+// dedup drops the repeats Fold drops: a fact with the key of the one before.
+func dedup(sorted []Event) []Event {
+	out := make([]Event, 0, len(sorted))
+	for i, e := range sorted {
+		if i == 0 || e.EventMeta().Key() != sorted[i-1].EventMeta().Key() {
+			out = append(out, e)
+		}
 	}
 	return out
 }
