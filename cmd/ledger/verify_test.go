@@ -125,8 +125,18 @@ func TestVerify(t *testing.T) {
 		duplicates int
 		lag        int64
 		jobs       map[string]int
+		ledger     string // a payment a ledger problem must name ("-": any problem)
 	}{
 		{name: "clean"},
+		{
+			// One line of one entry changed: the entry no longer balances,
+			// the payment's entries no longer equal its books, and the
+			// running totals no longer equal the lines.
+			name: "a journal line altered",
+			corrupt: []string{`UPDATE ledger_entries SET debits[1] = debits[1] + 1
+				WHERE id = (SELECT id FROM ledger_entries WHERE provider_payment_id = 'pi_3QvA-refund_1' AND debits[1] > 0 LIMIT 1)`},
+			ledger: "stripe/pi_3QvA-refund_1",
+		},
 		{
 			name:    "refund amount off by one",
 			corrupt: []string{`UPDATE payments SET amount_refunded = amount_refunded + 1 WHERE provider_payment_id = 'pi_3QvA-refund_1'`},
@@ -211,7 +221,17 @@ func TestVerify(t *testing.T) {
 			if !maps.Equal(rep.Jobs, tt.jobs) || (rep.OldestRunningJob != nil) != (tt.jobs["running"] > 0) {
 				t.Errorf("jobs = %v (oldest running %v), want %v", rep.Jobs, rep.OldestRunningJob, tt.jobs)
 			}
-			wantOK := len(tt.mismatches) == 0 && tt.orphans == 0 && tt.duplicates == 0
+			named := tt.ledger == ""
+			for _, p := range rep.LedgerProblems {
+				named = named || p.Payment == tt.ledger
+			}
+			if !named {
+				t.Errorf("ledger problems %+v name no %s", rep.LedgerProblems, tt.ledger)
+			}
+			if tt.name == "clean" && len(rep.LedgerProblems) > 0 || rep.LedgerEntries == 0 {
+				t.Errorf("%d ledger entries checked, problems %+v", rep.LedgerEntries, rep.LedgerProblems)
+			}
+			wantOK := len(tt.mismatches) == 0 && tt.orphans == 0 && tt.duplicates == 0 && tt.ledger == ""
 			if rep.OK != wantOK {
 				t.Errorf("ok = %v, want %v", rep.OK, wantOK)
 			}
