@@ -11,7 +11,7 @@ import (
 func BenchmarkJournal(b *testing.B) {
 	cases := map[string][]domain.Event{
 		"created, succeeded, fee": {created("c", 0, 2000), succeeded("s", 1, 2000), fee("f", 2, 88, "USD")},
-		"refund first, 5 facts": {refunded("r", 9, 500), created("c", 0, 2000), succeeded("s", 1, 2000), fee("f", 2, 88, "USD"), disputeOpened("d", 12)},
+		"refund first, 5 facts":   {refunded("r", 9, 500), created("c", 0, 2000), succeeded("s", 1, 2000), fee("f", 2, 88, "USD"), disputeOpened("d", 12)},
 	}
 	for name, evs := range cases {
 		arrivals := arrive(evs...)

@@ -32,7 +32,7 @@ type Config struct {
 	// create them), and the projector commits its batches there, which is
 	// what lets a job be enqueued in the transaction that caused it. River
 	// keeps one connection for LISTEN and uses others to fetch and complete
-	// jobs: size the pool for the projector, the API and Workers jobs.
+	// jobs: size the pool for the projector, the API and twice Workers jobs.
 	Pool *pgxpool.Pool
 	// Fetchers are the providers' status clients, one per provider name.
 	Fetchers []StatusFetcher
@@ -44,7 +44,8 @@ type Config struct {
 	// River stores it on each job when the job is enqueued, so a change
 	// applies to jobs enqueued after it.
 	MaxAttempts int
-	// Workers bounds the jobs this process runs at once.
+	// Workers bounds the status fetches this process runs at once, and
+	// apart from them the fee fetches (FeeQueue).
 	Workers int
 	// EnrichProviders names the providers whose notifications carry no
 	// state, so that each one is followed by a status fetch (Mercado Pago).

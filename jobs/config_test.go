@@ -70,6 +70,7 @@ func TestRiverConfig(t *testing.T) {
 		{"dead letters are never deleted", rc.DiscardedJobRetentionPeriod, time.Duration(-1)},
 		{"max attempts", rc.MaxAttempts, DefaultMaxAttempts},
 		{"workers", rc.Queues[river.QueueDefault].MaxWorkers, DefaultWorkers},
+		{"fee workers", rc.Queues[FeeQueue].MaxWorkers, DefaultWorkers},
 		{"job timeout", rc.JobTimeout, DefaultJobTimeout},
 		{"rescue after", rc.RescueStuckJobsAfter, DefaultRescueAfter},
 		{"poll interval", rc.FetchPollInterval, DefaultPollInterval},

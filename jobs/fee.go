@@ -37,13 +37,19 @@ type FeeArgs struct {
 // Kind implements river.JobArgs.
 func (FeeArgs) Kind() string { return FeeKind }
 
+// FeeQueue is the River queue of fee fetches. It has its own workers so
+// that fee fetches, which wait and retry for up to hours and come one per
+// success, never delay the status fetches that decide a payment's state
+// (under saturation load they did: bench-load in BENCHMARKS.md).
+const FeeQueue = "fees"
+
 // InsertOpts implements river.JobArgsWithInsertOpts: one fee fetch per
 // payment while one is waiting, running or done. A balance transaction's fee
 // does not change once stated, so unlike enrichment a completed fetch
 // absorbs later triggers (until River's cleaner deletes it, a day later);
 // only a dead-lettered or cancelled fetch lets a new trigger start afresh.
 func (FeeArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{
+	return river.InsertOpts{Queue: FeeQueue, UniqueOpts: river.UniqueOpts{
 		ByArgs: true,
 		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled,

@@ -74,9 +74,10 @@ func newWorkers(cfg Config) (*river.Workers, map[string]bool, error) {
 // riverConfig is the River configuration for cfg (defaults applied).
 func riverConfig(cfg Config, workers *river.Workers) *river.Config {
 	return &river.Config{
-		Logger:      cfg.Logger,
-		Workers:     workers,
-		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Logger:  cfg.Logger,
+		Workers: workers,
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers},
+			FeeQueue: {MaxWorkers: cfg.Workers}},
 		MaxAttempts: cfg.MaxAttempts,
 		RetryPolicy: retryPolicy{min: cfg.RetryMin, max: cfg.RetryMax, now: cfg.Now},
 		// Discarded jobs are the dead-letter queue: never delete them.
