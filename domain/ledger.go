@@ -116,35 +116,17 @@ type Balance struct {
 // by currency then chart order. provider_balance is what the other accounts
 // leave, so the balances of each currency net to zero (debit-normal minus
 // credit-normal): any change of the books is a balanced entry.
-func (b Books) Balances() []Balance { return merge(b.money(), b.fees()) }
-
-// money is the books but for fees; fees the fee part alone. Each nets to zero
-// on its own, so Postings books a fee apart from the fact that moved money.
-func (b Books) money() []Balance {
-	return merge([]Balance{
-		{AccountProviderBalance, b.Currency, b.Sales - b.Refunds - b.Disputes - b.Chargebacks},
-		{AccountSales, b.Currency, b.Sales},
-		{AccountRefunds, b.Currency, b.Refunds},
-		{AccountDisputes, b.Currency, b.Disputes},
-		{AccountChargebacks, b.Currency, b.Chargebacks},
-	})
-}
-
-func (b Books) fees() []Balance {
-	return merge([]Balance{{AccountProviderBalance, b.FeeCurrency, -b.Fees}, {AccountFees, b.FeeCurrency, b.Fees}})
-}
-
-// merge adds up the balances of each (account, currency), drops zeros and
-// sorts them by currency, then chart order.
-func merge(parts ...[]Balance) []Balance {
-	out := make([]Balance, 0, 6)
-	for _, x := range iterParts(parts) {
-		i := slices.IndexFunc(out, func(y Balance) bool { return y.Account == x.Account && y.Currency == x.Currency })
-		if i < 0 {
-			out = append(out, x)
-			continue
+func (b Books) Balances() []Balance {
+	var out []Balance
+	for _, p := range []part{b.moneyPart(), b.feePart()} {
+		for i := range p.n {
+			k := slices.IndexFunc(out, func(y Balance) bool { return y.Account == p.accounts[i] && y.Currency == p.currency })
+			if k < 0 {
+				out = append(out, Balance{Account: p.accounts[i], Currency: p.currency, Amount: p.amounts[i]})
+				continue
+			}
+			out[k].Amount += p.amounts[i]
 		}
-		out[i].Amount += x.Amount
 	}
 	out = slices.DeleteFunc(out, func(x Balance) bool { return x.Amount == 0 })
 	slices.SortStableFunc(out, compareBalances)
@@ -175,13 +157,6 @@ func (a Account) index() int {
 		return 5
 	}
 	return 6
-}
-
-func iterParts(parts [][]Balance) []Balance {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return slices.Concat(parts...)
 }
 
 // Posting is the change of the books that one fact causes in one currency, at
