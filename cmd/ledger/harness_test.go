@@ -176,6 +176,17 @@ func (p *ledgerProc) webhook(t testing.TB, body []byte, secret string, ts time.T
 	return p.post(t, "/webhooks/stripe", body, h)
 }
 
+// deliver posts Stripe deliveries signed now, each of which must be taken (200).
+func (p *ledgerProc) deliver(t testing.TB, evs ...stripeEvent) {
+	t.Helper()
+	now := time.Now()
+	for _, e := range evs {
+		if code, body := p.webhook(t, e.body(), secretNew, now); code != http.StatusOK {
+			t.Fatalf("%s: %d %v", e.ID, code, body)
+		}
+	}
+}
+
 func (p *ledgerProc) post(t testing.TB, path string, body []byte, headers map[string]string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, p.url(path), bytes.NewReader(body))
