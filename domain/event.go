@@ -192,6 +192,14 @@ type PaymentNotified struct {
 // the folded one, and its amounts are the provider's running totals. Its
 // ProviderEventID is derived from its content when it comes from an API
 // fetch, so observing the same state twice is one fact.
+//
+// A snapshot whose payment object states the provider's fee (Asaas's
+// value − netValue, Mercado Pago's collector fee_details) carries it:
+// FeeCurrency is set, and the fee folds as a FeeAssessed of the same instant
+// would (Fee 0 in a currency is a stated fee of nothing). One delivery is
+// then one fact, not a status and a fee appended together (ARCHITECTURE.md,
+// "Fees"). FeeCurrency is empty when the snapshot states no fee: the fee
+// folded so far stands.
 type PaymentStatusObserved struct {
 	Meta
 	Status               Status   `json:"status"`
@@ -201,7 +209,13 @@ type PaymentStatusObserved struct {
 	AmountCaptured       int64    `json:"amount_captured"`
 	AmountRefunded       int64    `json:"amount_refunded"`
 	Currency             Currency `json:"currency"`
+	Fee                  int64    `json:"fee,omitempty"`
+	FeeCurrency          Currency `json:"fee_currency,omitempty"`
+	FeeSource            string   `json:"fee_source,omitempty"`
 }
+
+// StatesFee reports whether the snapshot states the provider's fee.
+func (e *PaymentStatusObserved) StatesFee() bool { return e.FeeCurrency != "" }
 
 // FeeAssessed: the provider states the fee it takes for the payment (Stripe's
 // balance transaction fee, Mercado Pago's collector fee_details, Asaas's

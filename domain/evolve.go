@@ -84,6 +84,10 @@ func (f *folder) apply(e Event) {
 // observed applies a provider snapshot: its status replaces ours (the
 // provider is the authority on its own payment), its totals raise ours.
 func (f *folder) observed(ev *PaymentStatusObserved) {
+	if ev.StatesFee() {
+		// As a FeeAssessed would: the fee's currency is its own.
+		f.s.Fee, f.s.FeeCurrency = ev.Fee, ev.FeeCurrency
+	}
 	if !f.currency(ev.Currency) {
 		return
 	}

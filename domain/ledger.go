@@ -173,7 +173,8 @@ type Posting struct {
 // Postings derives the payment's journal as its facts fold now: for each fact
 // in fold order, the change of the books from the state before it to the
 // state after it, one posting per currency that changed. A change of the fee
-// is posted apart, as the fee fact's: a fee stated before the capture is
+// is posted apart, as the fee fact's (a FeeAssessed, or a snapshot stating
+// the fee, whose fee posting follows its money posting): a fee stated before the capture is
 // booked when the capture is (the later of the two times), caused by the fee
 // fact, and learning a fee late never reverses the capture's entry.
 func (p Payment) Postings() []Posting { return postingsOf(p.facts) }
@@ -184,13 +185,13 @@ func postingsOf(facts []Event) []Posting {
 		out         []Posting
 		f           folder
 		money, fees part
-		feeKey      string
-		feeRank     = Rank(&FeeAssessed{})
+		feeKey      string // the fact that stated the fee in force, and its rank
+		feeRank     int
 	)
 	for _, e := range facts {
 		f.apply(e)
-		if _, ok := e.(*FeeAssessed); ok {
-			feeKey = e.EventMeta().Key()
+		if statesFee(e) {
+			feeKey, feeRank = e.EventMeta().Key(), Rank(e)
 		}
 		b := BooksOf(f.s)
 		m := e.EventMeta()
@@ -200,6 +201,18 @@ func postingsOf(facts []Event) []Posting {
 		money, fees = bm, bf
 	}
 	return out
+}
+
+// statesFee reports whether e states the payment's fee: a FeeAssessed, or a
+// snapshot that carries one.
+func statesFee(e Event) bool {
+	switch x := e.(type) {
+	case *FeeAssessed:
+		return true
+	case *PaymentStatusObserved:
+		return x.StatesFee()
+	}
+	return false
 }
 
 // part is the money or the fee half of a payment's books: the normal-side

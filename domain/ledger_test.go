@@ -235,7 +235,48 @@ func genLedgerEvents(t *rapid.T) []domain.Event {
 	if rapid.Bool().Draw(t, "inquiry") {
 		evs = append(evs, inquiry("inq", rapid.IntRange(0, 4).Draw(t, "inquiry sec")))
 	}
+	for i := range rapid.IntRange(0, 2).Draw(t, "snapshots with a fee") {
+		st := rapid.SampledFrom(domain.Statuses()).Draw(t, "fee snapshot status")
+		evs = append(evs, observedFee(fmt.Sprintf("obsfee_%d", i), rapid.IntRange(0, 4).Draw(t, "fee snapshot sec"), st,
+			2000, rapid.Int64Range(0, 2000).Draw(t, "fee snapshot refunded"), rapid.Int64Range(0, 300).Draw(t, "fee snapshot fee")))
+	}
 	return evs
+}
+
+// observedFee is a snapshot that states the fee, in the payment's currency.
+func observedFee(id string, sec int, st domain.Status, captured, refunded, fee int64) domain.Event {
+	o := observed(id, sec, st, captured, refunded).(*domain.PaymentStatusObserved)
+	o.Fee, o.FeeCurrency, o.FeeSource = fee, o.Currency, "test"
+	return o
+}
+
+// TestSnapshotWithFee: a snapshot stating the fee books what the same
+// snapshot and a FeeAssessed of its instant book, as one fact whose fee
+// entry follows its money entry; a later snapshot without a fee keeps it.
+func TestSnapshotWithFee(t *testing.T) {
+	apart := []domain.Event{observed("o", 1, domain.StatusConfirmed, 2000, 0), fee("o:fee", 1, 88, "USD")}
+	one := []domain.Event{observedFee("o", 1, domain.StatusConfirmed, 2000, 0, 88)}
+	want := domain.BooksOf(domain.Fold(apart...).State()).Balances()
+	if got := domain.BooksOf(domain.Fold(one...).State()).Balances(); !slices.Equal(got, want) {
+		t.Fatalf("books = %v, want %v", got, want)
+	}
+	j := domain.Journal(arrive(one...))
+	if len(j) != 2 || j[0].Lines[0].Account != domain.AccountProviderBalance || j[1].Lines[1].Account != domain.AccountFees {
+		t.Fatalf("journal = %+v, want the capture then the fee", j)
+	}
+	for _, e := range j {
+		if e.CauseEventID != j[0].CauseEventID || e.FactKey != "o" {
+			t.Fatalf("entry %+v: want both caused by the snapshot", e)
+		}
+	}
+	later := append(one, observed("o2", 2, domain.StatusConfirmed, 2000, 0))
+	if s := domain.Fold(later...).State(); s.Fee != 88 || s.FeeCurrency != "USD" {
+		t.Fatalf("a snapshot without a fee changed it: %d %s", s.Fee, s.FeeCurrency)
+	}
+	zero := append(one, observedFee("o3", 3, domain.StatusConfirmed, 2000, 0, 0))
+	if s := domain.Fold(zero...).State(); s.Fee != 0 || s.FeeCurrency != "USD" {
+		t.Fatalf("a stated fee of 0 = %d %s, want 0 USD", s.Fee, s.FeeCurrency)
+	}
 }
 
 // TestJournalIsArrivalIndependent: for any fact set, every permutation and

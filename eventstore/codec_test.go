@@ -173,3 +173,42 @@ func TestDecodeUnknownType(t *testing.T) {
 		t.Fatalf("decode = %v, want ErrUnknownType", err)
 	}
 }
+
+// TestGoldenEventVariants: optional fields added to a released type after
+// its golden file was written (a snapshot stating the fee) have golden files
+// of their own, named type+variant, held to the same rules: they decode,
+// re-encode byte for byte and fold to what they say.
+func TestGoldenEventVariants(t *testing.T) {
+	codec := eventstore.NewCodec()
+	tests := []struct {
+		file  string
+		check func(domain.PaymentState) bool
+	}{
+		{file: "payment.status_observed.v1+fee.json", check: func(s domain.PaymentState) bool {
+			return s.Status == domain.StatusConfirmed && s.Fee == 549 && s.FeeCurrency == "BRL"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			golden, err := os.ReadFile(filepath.Join(goldenDir, "variants", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			typ, _, _ := strings.Cut(tt.file, "+")
+			ev, err := codec.DecodeData(typ, golden)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			enc, err := codec.Encode(ev, eventstore.Metadata{})
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			if got := goldenJSON(t, enc.Data); !bytes.Equal(got, golden) {
+				t.Fatalf("re-encoding changed the stored format:\ngot  %s\nwant %s", got, golden)
+			}
+			if s := domain.Fold(ev).State(); !tt.check(s) {
+				t.Fatalf("fold = %+v", s)
+			}
+		})
+	}
+}

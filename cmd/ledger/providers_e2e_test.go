@@ -147,10 +147,35 @@ func TestE2EAsaas(t *testing.T) {
 			t.Fatalf("asaas delivery: %d %v", code, body)
 		}
 	}
-	// Four deliveries, each stored as its status and its fee (netValue = value: 0).
-	got := l.waitPayment(t, pay, func(b map[string]any) bool { return num(b["event_count"]) == 8 }, "asaas")
+	// Four deliveries, each stating a fee (netValue = value: 0): three
+	// snapshots that carry it, a notification stored with a fee fact.
+	got := l.waitPayment(t, pay, func(b map[string]any) bool { return num(b["event_count"]) == 5 }, "asaas")
 	if got["status"] != "partially_refunded" || num(got["amount"]) != 25050 || num(got["amount_refunded"]) != 5025 || got["currency"] != "BRL" {
 		t.Errorf("payment = %v", got)
+	}
+	if got["fee_currency"] != "BRL" || num(got["fee"]) != 0 {
+		t.Errorf("fee = %v %v, want 0 BRL", got["fee"], got["fee_currency"])
+	}
+	// The snapshots carry the fee they state (the harness checks the answer
+	// against the OpenAPI document).
+	code, evs := l.get(t, "/v1/payments/asaas/"+pay+"/events", readToken)
+	list, _ := evs["events"].([]any)
+	if code != http.StatusOK || len(list) != 5 {
+		t.Fatalf("events: %d, %d events", code, len(list))
+	}
+	snapshots := 0
+	for _, e := range list {
+		ev, _ := e.(map[string]any)
+		data, _ := ev["data"].(map[string]any)
+		if ev["type"] == "payment.status_observed.v1" {
+			snapshots++
+			if data["fee_currency"] != "BRL" || data["fee_source"] != "netValue" {
+				t.Errorf("snapshot %v states no fee", data)
+			}
+		}
+	}
+	if snapshots != 3 {
+		t.Errorf("%d snapshots, want 3", snapshots)
 	}
 	// Asaas wrote 2026-03-02 09:00:00 in São Paulo time: 12:00 UTC.
 	if got["created_at"] != "2026-03-02T12:00:00Z" {

@@ -80,9 +80,8 @@ func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string
 	return c.observe(op, pay)
 }
 
-// Observe is FetchStatus returning every fact the answer states: the
-// observation, then the fee (value − netValue, see feeOf) when it has a
-// netValue.
+// Observe is FetchStatus as the facts the answer states: the observation,
+// which states the fee (value − netValue, see feeOf) when it has a netValue.
 func (c *StatusClient) Observe(ctx context.Context, providerPaymentID string) ([]domain.Event, error) {
 	op, pay, err := c.fetch(ctx, providerPaymentID)
 	if err != nil {
@@ -91,9 +90,6 @@ func (c *StatusClient) Observe(ctx context.Context, providerPaymentID string) ([
 	obs, err := c.observe(op, pay)
 	if err != nil {
 		return nil, err
-	}
-	if fee := fetchedFee(obs, pay); fee != nil {
-		return []domain.Event{obs, fee}, nil
 	}
 	return []domain.Event{obs}, nil
 }
@@ -132,8 +128,13 @@ func (c *StatusClient) observe(op string, pay payment) (*domain.PaymentStatusObs
 		return nil, err
 	}
 	// The value is part of the state: PAYMENT_UPDATED may change it without
-	// changing the status, and that must be a new fact, not a duplicate.
-	obs.ProviderEventID = providers.ObservationID(pay.ID, pay.Status, detail,
-		strconv.FormatInt(obs.AmountRefunded, 10), "", strconv.FormatInt(obs.Amount, 10))
+	// changing the status, and that must be a new fact, not a duplicate. So
+	// is the fee the snapshot states.
+	withFee(obs, pay)
+	parts := []string{pay.ID, pay.Status, detail, strconv.FormatInt(obs.AmountRefunded, 10), "", strconv.FormatInt(obs.Amount, 10)}
+	if obs.StatesFee() {
+		parts = append(parts, "fee", strconv.FormatInt(obs.Fee, 10))
+	}
+	obs.ProviderEventID = providers.ObservationID(parts...)
 	return obs, nil
 }

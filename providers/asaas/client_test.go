@@ -193,9 +193,10 @@ func TestFetchStatusEveryStatus(t *testing.T) {
 				Meta: domain.Meta{Provider: "asaas", ProviderEventType: "api.payment", ProviderPaymentID: id,
 					OccurredAt: fetchedAt.UTC(),
 					ProviderEventID: providers.ObservationID(id, tt.status, tt.detail,
-						strconv.FormatInt(tt.refunded, 10), "", "10000")},
+						strconv.FormatInt(tt.refunded, 10), "", "10000", "fee", "549")},
 				Status: tt.want, ProviderStatus: tt.status, ProviderStatusDetail: tt.detail,
-				Amount: 10000, AmountCaptured: tt.captured, AmountRefunded: tt.refunded, Currency: "BRL"}
+				Amount: 10000, AmountCaptured: tt.captured, AmountRefunded: tt.refunded, Currency: "BRL",
+				Fee: 549, FeeCurrency: "BRL", FeeSource: "netValue"} // value 100, netValue 94.51
 			if *got != *want {
 				t.Fatalf("FetchStatus() =\n %+v\nwant\n %+v", *got, *want)
 			}

@@ -36,8 +36,7 @@ func contractVectors(t *testing.T) providertest.Vectors {
 	return providertest.Vectors{
 		Accepted: []providertest.Accepted{
 			{Delivery: d("spec vector", testToken, spec),
-				Want: []domain.Event{observed("PAYMENT_RECEIVED", "RECEIVED", "received", domain.StatusConfirmed, 10000, 10000, 0),
-					vfee("PAYMENT_RECEIVED", 549)}},
+				Want: []domain.Event{withVectorFee(observed("PAYMENT_RECEIVED", "RECEIVED", "received", domain.StatusConfirmed, 10000, 10000, 0))}},
 			{Delivery: d("informational event", testToken, event(t, "PAYMENT_UPDATED", "PENDING"))},
 			{Delivery: d("without an event id", testToken, payload(t, edits{"id": remove{}}))},
 		},

@@ -2,14 +2,13 @@ package asaas
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/payledger/payledger/domain"
-	"github.com/payledger/payledger/providers"
 )
 
-// Fee facts: the SubKey of a webhook's fee (its other event has none) and
-// the Source of every Asaas fee.
+// Fee facts: the SubKey of the fee a notification (PaymentNotified) states
+// beside itself, and the source of every Asaas fee. A lifecycle snapshot
+// carries its fee instead (withFee).
 const (
 	feeSubKey = "fee"
 	feeSource = "netValue"
@@ -56,15 +55,10 @@ func feeAmount(p payment) (fee int64, ok bool) {
 	return value - net, true
 }
 
-// fetchedFee is feeOf for a fetched payment: dated like its observation,
-// with an event ID derived from the payment's value and fee, so the same fee
-// fetched twice is one fact.
-func fetchedFee(obs *domain.PaymentStatusObserved, p payment) *domain.FeeAssessed {
-	fee, ok := feeAmount(p)
-	if !ok {
-		return nil
+// withFee makes the snapshot state the fee its payment object states (see
+// feeOf), so a delivery or a fetch is one fact, not a status and a fee.
+func withFee(obs *domain.PaymentStatusObserved, p payment) {
+	if fee, ok := feeAmount(p); ok {
+		obs.Fee, obs.FeeCurrency, obs.FeeSource = fee, brl, feeSource
 	}
-	meta := obs.Meta
-	meta.ProviderEventID = providers.ObservationID(p.ID, feeSubKey, strconv.FormatInt(obs.Amount, 10), strconv.FormatInt(fee, 10))
-	return &domain.FeeAssessed{Meta: meta, Amount: fee, Currency: brl, Source: feeSource}
 }

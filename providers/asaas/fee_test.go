@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/payledger/payledger/domain"
-	"github.com/payledger/payledger/providers"
 	"github.com/payledger/payledger/providers/rest"
 )
 
@@ -48,8 +47,9 @@ func TestFeeOfPayment(t *testing.T) {
 }
 
 // TestObserveStatesTheFee: the fetched payment (value 100, netValue 94.51)
-// yields its observation and a fee of 549 with a content-derived ID, the
-// same on every fetch; a payment without netValue yields the observation only.
+// yields one observation stating a fee of 549, whose content-derived ID
+// includes the fee and is the same on every fetch; a payment without
+// netValue yields an observation that states no fee, and another ID.
 func TestObserveStatesTheFee(t *testing.T) {
 	f := newFakeAPI(t, testUserAgent)
 	c := newClient(t, f, StatusConfig{Options: rest.Options{UserAgent: testUserAgent}})
@@ -64,10 +64,10 @@ func TestObserveStatesTheFee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := obs.Meta
-	meta.ProviderEventID = providers.ObservationID("pay_080225913252", "fee", "10000", "549")
-	want := []domain.Event{obs, &domain.FeeAssessed{Meta: meta, Amount: 549, Currency: "BRL", Source: "netValue"}}
-	if !reflect.DeepEqual(facts, want) {
+	if obs.Fee != 549 || obs.FeeCurrency != "BRL" || obs.FeeSource != "netValue" {
+		t.Fatalf("observation states fee %d %q from %q, want 549 BRL from netValue", obs.Fee, obs.FeeCurrency, obs.FeeSource)
+	}
+	if want := []domain.Event{obs}; !reflect.DeepEqual(facts, want) {
 		t.Fatalf("Observe =\n %s\nwant\n %s", describeEvents(facts), describeEvents(want))
 	}
 	again, err := c.Observe(t.Context(), "pay_080225913252")
@@ -78,6 +78,9 @@ func TestObserveStatesTheFee(t *testing.T) {
 	facts, err = c.Observe(t.Context(), "pay_nonet")
 	if err != nil || len(facts) != 1 {
 		t.Fatalf("Observe without netValue = %s, %v; want the observation only", describeEvents(facts), err)
+	}
+	if o := facts[0].(*domain.PaymentStatusObserved); o.StatesFee() {
+		t.Fatalf("without netValue the observation states fee %d %s", o.Fee, o.FeeCurrency)
 	}
 }
 

@@ -34,7 +34,7 @@ func TestLifecycleFolds(t *testing.T) {
 	}
 	want := domain.Fold(events...).State()
 	if want.Status != domain.StatusPartiallyRefunded || want.Amount != 10000 || want.AmountCaptured != 10000 ||
-		want.AmountRefunded != 3000 || want.Currency != "BRL" || want.EventCount != 10 || len(want.ReviewReasons) != 0 ||
+		want.AmountRefunded != 3000 || want.Currency != "BRL" || want.EventCount != 6 || len(want.ReviewReasons) != 0 ||
 		want.Fee != 549 || want.FeeCurrency != "BRL" {
 		t.Fatalf("folded state %+v", want)
 	}

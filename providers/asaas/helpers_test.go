@@ -81,6 +81,13 @@ func refunds(pairs ...string) []any {
 }
 
 // vfee is the FeeAssessed the vector delivered as event states.
+// withVectorFee makes a snapshot state the vector's fee (value 100,
+// netValue 94.51: 5.49).
+func withVectorFee(o *domain.PaymentStatusObserved) *domain.PaymentStatusObserved {
+	o.Fee, o.FeeCurrency, o.FeeSource = 549, "BRL", "netValue"
+	return o
+}
+
 func vfee(event string, amount int64) *domain.FeeAssessed {
 	m := vmeta(event)
 	m.SubKey = "fee"

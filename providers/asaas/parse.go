@@ -33,9 +33,9 @@ type envelope struct {
 }
 
 // Parse maps a verified webhook to its events: a PaymentStatusObserved for a
-// lifecycle event, a PaymentNotified for an informational or unknown
-// PAYMENT_* event, none for other families; and, after either, the
-// FeeAssessed its payment's netValue states (see feeOf). A malformed envelope, payment ID
+// lifecycle event, stating the fee its payment's netValue states (see
+// feeOf), a PaymentNotified for an informational or unknown PAYMENT_* event,
+// followed by that fee as a FeeAssessed, none for other families. A malformed envelope, payment ID
 // or lifecycle amount is KindInvalid. SignatureHeader stays empty because the
 // Asaas header is a bearer token, which must not be stored.
 func (p *Provider) Parse(_ context.Context, _ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
@@ -76,12 +76,17 @@ func bodyID(body []byte) string {
 	return "body_" + hex.EncodeToString(sum[:16])
 }
 
-// paymentEvents maps a PAYMENT_* event to its domain event and, when the
-// payment object has a netValue, the fee it states (SubKey "fee").
+// paymentEvents maps a PAYMENT_* event to its domain event, stating the fee
+// the payment object's netValue states: a lifecycle snapshot carries it, a
+// notification is followed by a FeeAssessed (SubKey "fee").
 func (p *Provider) paymentEvents(env envelope) ([]domain.Event, error) {
 	ev, pay, err := p.paymentEvent(env)
 	if err != nil {
 		return nil, err
+	}
+	if obs, ok := ev.(*domain.PaymentStatusObserved); ok {
+		withFee(obs, pay)
+		return []domain.Event{obs}, nil
 	}
 	meta := ev.EventMeta()
 	meta.SubKey = feeSubKey

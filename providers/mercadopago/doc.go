@@ -4,9 +4,9 @@
 //
 // A notification carries no state, so Parse turns a payment notification
 // into one domain.PaymentNotified and a background job (jobs) calls
-// Observe, which returns a domain.PaymentStatusObserved and the fee the
-// payment's collector fee_details state (domain.FeeAssessed), each with a
-// provider event ID derived from what was observed (providers.ObservationID).
+// Observe, which returns a domain.PaymentStatusObserved stating the fee the
+// payment's collector fee_details state, with a provider event ID derived
+// from what was observed (providers.ObservationID).
 //
 // It imports the standard library, domain, providers and providers/rest
 // only; Mercado Pago's SDK is not used (it decodes amounts into float64).

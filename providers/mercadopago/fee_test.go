@@ -3,12 +3,10 @@ package mercadopago
 import (
 	"os"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/payledger/payledger/domain"
-	"github.com/payledger/payledger/providers"
 )
 
 // withFees is answer with fee_details (raw JSON) added.
@@ -59,43 +57,44 @@ func TestObserveFee(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []domain.Event{obs}
-			if !tt.wantNone {
-				m := obs.Meta
-				m.ProviderEventID = providers.ObservationID(tt.id, "fee", strconv.FormatInt(tt.want, 10), string(tt.wantCur))
-				want = append(want, &domain.FeeAssessed{Meta: m, Amount: tt.want, Currency: tt.wantCur, Source: "fee_details"})
-			}
-			if !reflect.DeepEqual(facts, want) {
+			if want := []domain.Event{obs}; !reflect.DeepEqual(facts, want) {
 				t.Fatalf("Observe = %+v\nwant %+v", facts, want)
+			}
+			if tt.wantNone {
+				if obs.StatesFee() {
+					t.Fatalf("states fee %d %s, want none", obs.Fee, obs.FeeCurrency)
+				}
+				return
+			}
+			if obs.Fee != tt.want || obs.FeeCurrency != tt.wantCur || obs.FeeSource != "fee_details" {
+				t.Fatalf("states fee %d %s from %q, want %d %s from fee_details", obs.Fee, obs.FeeCurrency, obs.FeeSource, tt.want, tt.wantCur)
 			}
 		})
 	}
 }
 
-// TestObserveFeeIsOneFact: the same fee fetched after another change of
-// the payment (a refund) is the same fact; a different fee is a new one.
-func TestObserveFeeIsOneFact(t *testing.T) {
-	fee := `[{"type":"mercadopago_fee","amount":0.62,"fee_payer":"collector"}]`
-	first := withFees("approved", "12.34", "BRL", fee)
-	refunded := answer("1319876543210", "approved", "partially_refunded", "12.34", "2", "BRL", "2026-03-02T11:00:00.000-03:00")
-	refunded = refunded[:len(refunded)-1] + `,"fee_details":` + fee + `}`
-	c, _ := serve(t, testToken, reply{status: 200, body: first}, reply{status: 200, body: refunded})
-	a, err := c.Observe(t.Context(), "1319876543210")
-	if err != nil || len(a) != 2 {
-		t.Fatalf("first Observe = %+v, %v", a, err)
+// TestObserveFeeIsPartOfTheState: the same answer fetched twice is one
+// fact; the same answer with another fee is a new one, dated like it.
+func TestObserveFeeIsPartOfTheState(t *testing.T) {
+	first := withFees("approved", "12.34", "BRL", `[{"type":"mercadopago_fee","amount":0.62,"fee_payer":"collector"}]`)
+	restated := withFees("approved", "12.34", "BRL", `[{"type":"mercadopago_fee","amount":0.70,"fee_payer":"collector"}]`)
+	c, _ := serve(t, testToken, reply{status: 200, body: first}, reply{status: 200, body: first}, reply{status: 200, body: restated})
+	var got []*domain.PaymentStatusObserved
+	for range 3 {
+		facts, err := c.Observe(t.Context(), "1319876543210")
+		if err != nil || len(facts) != 1 {
+			t.Fatalf("Observe = %+v, %v", facts, err)
+		}
+		got = append(got, facts[0].(*domain.PaymentStatusObserved))
 	}
-	b, err := c.Observe(t.Context(), "1319876543210")
-	if err != nil || len(b) != 2 {
-		t.Fatalf("second Observe = %+v, %v", b, err)
+	if got[0].Key() != got[1].Key() {
+		t.Errorf("the same answer got two IDs: %q and %q", got[0].Key(), got[1].Key())
 	}
-	if a[0].EventMeta().ProviderEventID == b[0].EventMeta().ProviderEventID {
-		t.Errorf("the refund did not change the observation's ID")
+	if got[0].Key() == got[2].Key() || got[2].Fee != 70 {
+		t.Errorf("a new fee (%d) kept the observation's ID %q", got[2].Fee, got[2].Key())
 	}
-	if a[1].EventMeta().Key() != b[1].EventMeta().Key() {
-		t.Errorf("the same fee got two IDs: %q and %q", a[1].EventMeta().Key(), b[1].EventMeta().Key())
-	}
-	if !a[1].EventMeta().OccurredAt.Equal(time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC)) {
-		t.Errorf("fee dated %v, want the answer's date_last_updated", a[1].EventMeta().OccurredAt)
+	if !got[0].OccurredAt.Equal(time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC)) {
+		t.Errorf("observation dated %v, want the answer's date_last_updated", got[0].OccurredAt)
 	}
 }
 

@@ -46,25 +46,27 @@ type feeDetail struct {
 	FeePayer string      `json:"fee_payer"`
 }
 
-// observe maps the API's answer about paymentID to an observation. now
-// stamps it when the answer has no date_last_updated.
+// observe maps the API's answer about paymentID to an observation, stating
+// the fee when the answer states one (see withFee). now stamps it when the
+// answer has no date_last_updated.
 func observe(body []byte, paymentID string, now time.Time) (*domain.PaymentStatusObserved, error) {
-	obs, _, err := decodeAnswer(body, paymentID, now)
-	return obs, err
-}
-
-// observeFacts maps the API's answer to the facts it states: the
-// observation, then the fee when the answer states one (see feeOf).
-func observeFacts(body []byte, paymentID string, now time.Time) ([]domain.Event, error) {
 	obs, a, err := decodeAnswer(body, paymentID, now)
 	if err != nil {
 		return nil, err
 	}
-	fee, err := feeOf(a, obs)
-	if err != nil || fee == nil {
-		return []domain.Event{obs}, err
+	if err := withFee(a, obs); err != nil {
+		return nil, err
 	}
-	return []domain.Event{obs, fee}, nil
+	return obs, nil
+}
+
+// observeFacts is observe as the facts the answer states.
+func observeFacts(body []byte, paymentID string, now time.Time) ([]domain.Event, error) {
+	obs, err := observe(body, paymentID, now)
+	if err != nil {
+		return nil, err
+	}
+	return []domain.Event{obs}, nil
 }
 
 // decodeAnswer decodes the answer and maps it to an observation.

@@ -71,9 +71,8 @@ func (c *StatusClient) FetchStatus(ctx context.Context, providerPaymentID string
 	return obs, nil
 }
 
-// Observe is FetchStatus returning every fact the answer states: the
-// observation, then the fee (domain.FeeAssessed, Source "fee_details") when
-// the answer states one.
+// Observe is FetchStatus as the facts the answer states: the observation,
+// stating the fee (FeeSource "fee_details") when the answer states one.
 func (c *StatusClient) Observe(ctx context.Context, providerPaymentID string) ([]domain.Event, error) {
 	raw, err := c.fetch(ctx, providerPaymentID)
 	if err != nil {

@@ -75,9 +75,24 @@ func genAsaas(g *gen, lifecycle string) *truth.Payment {
 	default:
 		panic("paysim: unknown asaas lifecycle " + lifecycle)
 	}
-	// Every webhook states the fee (netValue): one fee fact each at most.
+	// Every webhook states the fee (netValue): a lifecycle snapshot carries
+	// it, an informational event is followed by a fee fact.
 	return &truth.Payment{Provider: truth.Asaas, ID: id, Lifecycle: lifecycle, Steps: g.steps, Events: len(g.steps),
-		FeeFacts: len(g.steps), Fee: truth.Fee{Amount: asaasFee(billing, a), Currency: "BRL"}}
+		FeeFacts: asaasInformational(g.steps), Fee: truth.Fee{Amount: asaasFee(billing, a), Currency: "BRL"}}
+}
+
+// asaasInformational counts the steps whose webhook changes no status
+// (PAYMENT_BANK_SLIP_VIEWED, PAYMENT_UPDATED): the ledger stores a fee fact
+// beside each.
+func asaasInformational(steps []truth.Step) int {
+	n := 0
+	for _, s := range steps {
+		switch s.Webhook.Type {
+		case "PAYMENT_BANK_SLIP_VIEWED", "PAYMENT_UPDATED":
+			n++
+		}
+	}
+	return n
 }
 
 // asaasFee is Asaas's fee for the billing type, below the amount: netValue

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/payledger/payledger/cmd/paysim/internal/readapi"
@@ -138,11 +137,11 @@ func WaitCaughtUp(ctx context.Context, c *readapi.Client, payments []*truth.Paym
 	for {
 		var mu sync.Mutex
 		var next []*truth.Payment
-		var last atomic.Value
+		var last error // errors of several types: not an atomic.Value, which panics on a second type
 		forEach(len(pending), workers, func(i int) {
 			if err := caughtUp(ctx, c, pending[i]); err != nil {
-				last.Store(err)
 				mu.Lock()
+				last = err
 				next = append(next, pending[i])
 				mu.Unlock()
 			}
@@ -151,7 +150,7 @@ func WaitCaughtUp(ctx context.Context, c *readapi.Client, payments []*truth.Paym
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("read side not caught up by the deadline: %d payments behind (%v)", len(pending), last.Load())
+			return fmt.Errorf("read side not caught up by the deadline: %d payments behind (%v)", len(pending), last)
 		}
 		if backoff.Sleep(ctx, 100*time.Millisecond) != nil {
 			return ctx.Err()
