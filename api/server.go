@@ -41,6 +41,7 @@ type Server struct {
 	checks    []Check
 	tokens    []tokenDigest
 	codec     *eventstore.Codec
+	recorder  *eventstore.Recorder
 	metrics   *metrics // nil without a registry
 	registry  *prometheus.Registry
 	handler   http.Handler
@@ -77,6 +78,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: new server: %w", err)
 	}
 	s.metrics = m
+	s.recorder = eventstore.NewRecorder(deps.Store, s.codec, cfg.AppendAttempts, m.conflictRetry)
 	s.known = cfg.LedgerProviders
 	if len(s.known) == 0 {
 		s.known = names

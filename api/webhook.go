@@ -91,14 +91,14 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 	resp := webhookResponse{
 		Outcome:         outcomeAccepted,
 		ProviderEventID: n.ProviderEventID,
-		EventID:         res.eventID.String(),
-		Stream:          res.streams[0],
+		EventID:         res.FirstEventID.String(),
+		Stream:          res.Streams[0],
 	}
-	if res.duplicate {
+	if res.Duplicate() {
 		resp.Outcome = outcomeDuplicate
 	}
-	if len(res.streams) > 1 {
-		resp.Streams = res.streams
+	if len(res.Streams) > 1 {
+		resp.Streams = res.Streams
 	}
 	return resp, nil
 }

@@ -29,6 +29,9 @@ type Metadata struct {
 	SignatureHeader string `json:"signature_header,omitempty"`
 	// RequestID correlates with our logs.
 	RequestID string `json:"request_id,omitempty"`
+	// Source is how the fact reached the store (SourceWebhook, SourceAPI,
+	// SourceBackfill); absent on facts stored before it was recorded.
+	Source string `json:"source,omitempty"`
 }
 
 // Codec encodes domain events to EventData and decodes recorded events. Its

@@ -10,7 +10,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/payledger/payledger/eventstore"
 )
 
 // hardStopTimeout bounds the wait for cancelled jobs to return once Stop's
@@ -50,7 +49,7 @@ func New(cfg Config) (*Jobs, error) {
 // newWorkers registers the enrichment and fee workers, and returns the
 // providers whose fees are fetched.
 func newWorkers(cfg Config) (*river.Workers, map[string]bool, error) {
-	rec := &recorder{store: cfg.Store, codec: eventstore.NewCodec(), now: cfg.Now, log: cfg.Logger}
+	rec := newRecorder(cfg.Store, cfg.Now, cfg.Logger)
 	enrich := &enrichWorker{fetchers: map[string]StatusFetcher{}, rec: rec, log: cfg.Logger}
 	fee := &feeWorker{fetchers: map[string]FeeFetcher{}, rec: rec, log: cfg.Logger}
 	for _, f := range cfg.Fetchers {

@@ -34,6 +34,9 @@ func commands() []command {
 		{name: "serve", summary: "run the webhook ingest, the read API, the projector and the background jobs\n" +
 			"(LEDGER_ROLES: only some of them); applies pending migrations first", define: noFlags(serve)},
 		{name: "migrate", summary: "apply database migrations and exit", define: noFlags(migrate)},
+		{name: "backfill", define: backfillFlags,
+			summary: "recover an outage: store what the provider's list API holds for a window, through the\n" +
+				"webhook path (stored facts are duplicates); --dry-run stores nothing; exit status 1 on failures"},
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
 				"is stored twice and every stream has a row; exit status 1 on any problem"},

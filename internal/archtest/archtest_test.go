@@ -43,7 +43,7 @@ var providerDeps = []string{"domain", "providers", "providers/rest", "internal/b
 // module must match one; the most specific pattern wins.
 var rules = []rule{
 	{pkg: "domain"},
-	{pkg: "eventstore", ours: []string{"domain"}, third: []string{uuid}},
+	{pkg: "eventstore", ours: []string{"domain", "internal/backoff"}, third: []string{uuid}},
 	{pkg: "eventstore/postgres", ours: []string{"domain", "eventstore", "internal/pgerr", "internal/backoff"}, third: []string{pgx, uuid}},
 	{pkg: "eventstore/kurrentdb", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{esdb + "/esdb", grpc, uuid}},
 	{pkg: "eventstore/kurrenttest", third: []string{esdb + "/protos", grpc, uuid}},
