@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/providers"
@@ -33,6 +34,9 @@ type StatusConfig struct {
 	// UserAgent (mandatory for Asaas) to DefaultUserAgent, and Now dates
 	// observations (Asaas has no last-updated time).
 	rest.Options
+	// Location is the zone of the calendar days ListPage asks for; nil
+	// means DefaultLocation, the zone Asaas writes its dates in.
+	Location *time.Location
 }
 
 // StatusClient fetches Asaas's current view of a payment. It is safe for
@@ -40,6 +44,7 @@ type StatusConfig struct {
 // blocked, so callers should fetch on events and reconcile sparingly.
 type StatusClient struct {
 	api *rest.Client
+	loc *time.Location
 }
 
 // NewStatusClient returns a client for cfg. It fails without an API key, on
@@ -55,13 +60,20 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
+	loc := cfg.Location
+	if loc == nil {
+		var err error
+		if loc, err = time.LoadLocation(DefaultLocation); err != nil {
+			return nil, fmt.Errorf("%s: load %s: %w", op, DefaultLocation, err)
+		}
+	}
 	key := cfg.APIKey
 	api, err := rest.New(rest.Config{Provider: ProviderName, DefaultBaseURL: DefaultBaseURL, Options: cfg.Options,
 		Authorize: func(r *http.Request) { r.Header.Set("access_token", key) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return &StatusClient{api: api}, nil
+	return &StatusClient{api: api, loc: loc}, nil
 }
 
 // Name returns "asaas".
@@ -108,10 +120,19 @@ func (c *StatusClient) fetch(ctx context.Context, providerPaymentID string) (str
 	if pay.ID != providerPaymentID {
 		return op, pay, domain.Invalid(op, "the answer is about payment "+strconv.Quote(truncate(pay.ID)), nil)
 	}
-	if pay.Status == "" {
-		return op, pay, domain.Invalid(op, "the answer has no status", nil)
+	return op, pay, checkAnswer(op, pay)
+}
+
+// checkAnswer rejects a payment object observe cannot map: one without a
+// usable ID or without a status.
+func checkAnswer(op string, pay payment) error {
+	if err := checkID("id", pay.ID); err != nil {
+		return domain.Invalid(op, domain.MessageOf(err), nil)
 	}
-	return op, pay, nil
+	if pay.Status == "" {
+		return domain.Invalid(op, "the answer has no status", nil)
+	}
+	return nil
 }
 
 // observe maps a fetched payment to an observation.

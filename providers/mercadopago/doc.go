@@ -6,7 +6,9 @@
 // into one domain.PaymentNotified and a background job (jobs) calls
 // Observe, which returns a domain.PaymentStatusObserved stating the fee the
 // payment's collector fee_details state, with a provider event ID derived
-// from what was observed (providers.ObservationID).
+// from what was observed (providers.ObservationID). ListPage lists the
+// payments updated in a window for a backfill, each mapped as Observe maps
+// it, so a payment already fetched is a duplicate.
 //
 // It imports the standard library, domain, providers and providers/rest
 // only; Mercado Pago's SDK is not used (it decodes amounts into float64).

@@ -1,7 +1,8 @@
 // Package pagarme is payledger's Pagar.me (API v5, "core v5") adapter: it
 // verifies webhook deliveries (RS256 against Pagar.me's JWKS, or the legacy
 // HMAC-SHA1), maps charge and order events to per-charge domain events, and
-// fetches a charge's current state from the API (StatusClient).
+// fetches a charge's current state from the API (StatusClient), or lists
+// the charges created in a window for a backfill (ListPage), mapped alike.
 //
 // It imports the standard library, domain, providers and providers/rest
 // only. ARCHITECTURE.md ("Providers", Pagar.me) explains the scheme

@@ -15,6 +15,10 @@ import (
 // DefaultAPIBase is Pagar.me's core v5 API root.
 const DefaultAPIBase = "https://api.pagar.me/core/v5"
 
+// EventTypeAPICharge is the ProviderEventType of observations fetched from
+// the charges API.
+const EventTypeAPICharge = "api.charge"
+
 // StatusConfig configures a StatusClient.
 type StatusConfig struct {
 	// SecretKey ("sk_…") authenticates as the HTTP Basic user with an empty
@@ -66,20 +70,26 @@ func (c *StatusClient) FetchStatus(ctx context.Context, chargeID string) (*domai
 	if ch.ID != chargeID {
 		return nil, fmt.Errorf("%s %s: %w", op, chargeID, invalid("the API answered with charge "+quote(ch.ID)))
 	}
+	ev, err := c.observeFetched(ch, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, chargeID, err)
+	}
+	return ev, nil
+}
+
+// observeFetched maps a charge the API answered with, fetched alone or
+// listed (prefix names it in errors), so both give the same fact.
+func (c *StatusClient) observeFetched(ch charge, prefix string) (*domain.PaymentStatusObserved, error) {
 	// An updated_at we cannot read is not worth failing the fetch over: it
 	// still goes into the ID, so the observation stays deduplicated.
 	occurred, err := parseTimestamp("updated_at", ch.UpdatedAt)
 	if err != nil {
 		occurred = c.api.Now().UTC()
 	}
-	meta := domain.Meta{Provider: ProviderName, ProviderEventType: "api.charge", OccurredAt: occurred,
+	meta := domain.Meta{Provider: ProviderName, ProviderEventType: EventTypeAPICharge, OccurredAt: occurred,
 		ProviderEventID: providers.ObservationID(ch.ID, ch.Status, ch.LastTransaction.Status,
 			strconv.FormatInt(value(ch.CanceledAmount), 10), ch.UpdatedAt)}
-	ev, err := observe(ch, "", "", defaultCurrency, meta)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", op, chargeID, err)
-	}
-	return ev, nil
+	return observe(ch, "", prefix, defaultCurrency, meta)
 }
 
 // Observe returns FetchStatus's observation as the facts jobs record. A
