@@ -39,9 +39,9 @@ func mpTime(s string) (time.Time, bool) {
 // offset (≤ 10000) and limit (≤ 50, default 30).
 func (a *API) mercadoPagoSearch(r *http.Request) (int, []byte) {
 	q := r.URL.Query()
-	field := map[string]func(facts, *truth.Payment) time.Time{
-		"date_created":      func(f facts, _ *truth.Payment) time.Time { return f.created },
-		"date_last_updated": func(f facts, _ *truth.Payment) time.Time { return f.updated },
+	field := map[string]func(facts) time.Time{
+		"date_created":      func(f facts) time.Time { return f.created },
+		"date_last_updated": func(f facts) time.Time { return f.updated },
 	}
 	rangeBy, ok := field[cmp.Or(q.Get("range"), "date_created")]
 	if !ok {
@@ -72,14 +72,14 @@ func (a *API) mercadoPagoSearch(r *http.Request) (int, []byte) {
 	}
 	var rs []ref
 	for _, v := range a.visible(truth.MercadoPago) {
-		t := rangeBy(a.lists.facts[v.p][v.step], v.p)
+		t := rangeBy(a.lists.facts[v.p][v.step])
 		if (bounds[0].IsZero() || !t.Before(bounds[0])) && (bounds[1].IsZero() || !t.After(bounds[1])) {
 			rs = append(rs, v)
 		}
 	}
 	key := func(v ref) int64 {
 		if by, ok := field[sortBy]; ok {
-			return by(a.lists.facts[v.p][v.step], v.p).UnixNano()
+			return by(a.lists.facts[v.p][v.step]).UnixNano()
 		}
 		id, _ := strconv.ParseInt(v.p.ID, 10, 64)
 		return id

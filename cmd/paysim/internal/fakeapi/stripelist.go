@@ -3,7 +3,6 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -39,9 +38,10 @@ func (f eventFilter) match(r ref) bool {
 }
 
 // parseEventFilter reads created, created[gt|gte|lt|lte], type and
-// types[] as Stripe documents them.
-func parseEventFilter(q url.Values) (eventFilter, string, error) {
-	f := eventFilter{gte: -1 << 62, lt: 1 << 62}
+// types[] as Stripe documents them; on a bad one it names the parameter
+// and Stripe's message.
+func parseEventFilter(q url.Values) (f eventFilter, param, msg string) {
+	f = eventFilter{gte: -1 << 62, lt: 1 << 62}
 	for _, b := range []struct {
 		param string
 		set   func(int64)
@@ -55,7 +55,7 @@ func parseEventFilter(q url.Values) (eventFilter, string, error) {
 		if s := q.Get(b.param); s != "" {
 			v, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				return f, b.param, fmt.Errorf("Invalid integer: %s", s)
+				return f, b.param, "Invalid integer: " + s
 			}
 			b.set(v)
 		}
@@ -63,27 +63,20 @@ func parseEventFilter(q url.Values) (eventFilter, string, error) {
 	f.types = q["types[]"]
 	if t := q.Get("type"); t != "" {
 		if len(f.types) > 0 {
-			return f, "types", fmt.Errorf("You may pass either `type` or `types`, but not both.")
+			return f, "types", "You may pass either `type` or `types`, but not both."
 		}
 		f.types = []string{t}
 	}
 	if len(f.types) > 20 {
-		return f, "types", fmt.Errorf("You may pass up to 20 types.")
+		return f, "types", "You may pass up to 20 types."
 	}
-	return f, "", nil
+	return f, "", ""
 }
 
 // stripeLimit reads limit: 1 to 100, 10 when absent.
-func stripeLimit(q url.Values) (int, error) {
-	s := q.Get("limit")
-	if s == "" {
-		return 10, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 100 {
-		return 0, fmt.Errorf("Invalid limit: must be between 1 and 100")
-	}
-	return n, nil
+func stripeLimit(q url.Values) (int, bool) {
+	n, ok := intParam(q, "limit", 10)
+	return n, ok && n >= 1 && n <= 100
 }
 
 // stripeEvents answers GET /v1/events: the very events paysim sends as
@@ -93,52 +86,21 @@ func stripeLimit(q url.Values) (int, error) {
 // has_more.
 func (a *API) stripeEvents(r *http.Request) (int, []byte) {
 	q := r.URL.Query()
-	f, param, err := parseEventFilter(q)
-	if err != nil {
-		return stripeError(param, err.Error())
+	f, param, msg := parseEventFilter(q)
+	if msg != "" {
+		return stripeError(param, msg)
 	}
-	limit, err := stripeLimit(q)
-	if err != nil {
-		return stripeError("limit", err.Error())
+	limit, ok := stripeLimit(q)
+	if !ok {
+		return stripeError("limit", "Invalid limit: must be between 1 and 100")
 	}
 	after, before := q.Get("starting_after"), q.Get("ending_before")
 	if after != "" && before != "" {
 		return stripeError("ending_before", "You may only specify one of these parameters: starting_after, ending_before.")
 	}
-	x := a.lists
-	var picked []ref
-	more := false
-	take := func(e ref) bool { // false once the page is full
-		if !f.match(e) || !a.happened(e.p, e.step) {
-			return true
-		}
-		if len(picked) == limit {
-			more = true
-			return false
-		}
-		picked = append(picked, e)
-		return true
-	}
-	switch {
-	case before != "":
-		pos, ok := x.eventAt[before]
-		if !ok {
-			return stripeError("ending_before", "No such event: '"+before+"'")
-		}
-		for i := pos - 1; i >= 0 && take(x.events[i]); i-- {
-		}
-		slices.Reverse(picked) // the page nearest the cursor, still newest first
-	default:
-		start := 0
-		if after != "" {
-			pos, ok := x.eventAt[after]
-			if !ok {
-				return stripeError("starting_after", "No such event: '"+after+"'")
-			}
-			start = pos + 1
-		}
-		for i := start; i < len(x.events) && x.events[i].p.Steps[x.events[i].step].At.Unix() >= f.gte && take(x.events[i]); i++ {
-		}
+	picked, more, bad := a.eventPage(f, limit, after, before)
+	if bad != "" {
+		return stripeError(bad, "No such event: '"+q.Get(bad)+"'")
 	}
 	var data bytes.Buffer
 	data.WriteByte('[')
@@ -151,6 +113,45 @@ func (a *API) stripeEvents(r *http.Request) (int, []byte) {
 	data.WriteByte(']')
 	return http.StatusOK, marshal(map[string]any{"object": "list", "url": "/v1/events", "has_more": more,
 		"data": json.RawMessage(data.Bytes())})
+}
+
+// eventPage picks up to limit events passing f that have happened, after
+// (older than) or before (newer than) a cursor, newest first, and whether
+// more follow; bad names the cursor parameter naming no event.
+func (a *API) eventPage(f eventFilter, limit int, after, before string) (picked []ref, more bool, bad string) {
+	x := a.lists
+	take := func(e ref) bool { // false once the page is full
+		if !f.match(e) || !a.happened(e.p, e.step) {
+			return true
+		}
+		if len(picked) == limit {
+			more = true
+			return false
+		}
+		picked = append(picked, e)
+		return true
+	}
+	if before != "" {
+		pos, ok := x.eventAt[before]
+		if !ok {
+			return nil, false, "ending_before"
+		}
+		for i := pos - 1; i >= 0 && take(x.events[i]); i-- {
+		}
+		slices.Reverse(picked) // the page nearest the cursor, still newest first
+		return picked, more, ""
+	}
+	start := 0
+	if after != "" {
+		pos, ok := x.eventAt[after]
+		if !ok {
+			return nil, false, "starting_after"
+		}
+		start = pos + 1
+	}
+	for i := start; i < len(x.events) && x.events[i].p.Steps[x.events[i].step].At.Unix() >= f.gte && take(x.events[i]); i++ {
+	}
+	return picked, more, ""
 }
 
 // stripeCharge answers GET /v1/charges/{id}: the charge as the intent
