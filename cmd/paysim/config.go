@@ -29,6 +29,7 @@ type Config struct {
 	APIAddr     string
 	KeyFile     string // Pagar.me signing key (PEM); generated when empty or absent
 	Chaos       deliver.Chaos
+	Loss        deliver.Loss // webhooks the providers never send (--drop, --outage)
 	Concurrency int
 	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
 	AckOnly     bool    // deliver and count acknowledgements only: the target has no read API
@@ -67,6 +68,17 @@ func (c *Config) flags(fs *flag.FlagSet) *string {
 	fs.Float64Var(&c.Chaos.Reorder, "reorder", 0.3, "share of payments whose deliveries are shuffled")
 	fs.DurationVar(&c.Chaos.MaxDelay, "max-delay", 20*time.Millisecond, "random wait before each delivery, up to this")
 	fs.DurationVar(&c.Chaos.LateDelay, "late-delay", 500*time.Millisecond, "extra wait before a late Pix/boleto confirmation")
+	fs.Float64Var(&c.Loss.Drop, "drop", 0, "share of payments whose final webhooks (every one after the payment's first) are never sent: the provider gave up; its API still shows the outcome")
+	fs.DurationVar(&c.Loss.Outage, "outage", 0, "a window this long in which every delivery fails at the provider side and is never retried (lost); 0: none")
+	c.Loss.OutageAt = -1
+	fs.Func("outage-at", "when the --outage window opens, from the first send (Go duration; default: mid-run, once half the sends finished, after the recorded-basis snapshot)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration ≥ 0")
+		}
+		c.Loss.OutageAt = d
+		return nil
+	})
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "HTTP requests to the ledger in flight at most")
 	fs.Float64Var(&c.Rate, "rate", 0, "offered load: start this many deliveries per second whatever the ledger's pace (open loop, at most --concurrency in flight); 0: closed loop")
 	fs.BoolVar(&c.AckOnly, "ack-only", false, "deliver and report acknowledgements only, for a target without the read API (paysim floor): no convergence check, no lag")
@@ -139,7 +151,7 @@ func (c Config) validate() error {
 			problems = append(problems, fmt.Sprintf("--providers: unknown provider %q", p))
 		}
 	}
-	for name, v := range map[string]float64{"--dup": c.Chaos.Dup, "--reorder": c.Chaos.Reorder, "--recorded-snapshot": c.Snapshot} {
+	for name, v := range map[string]float64{"--dup": c.Chaos.Dup, "--reorder": c.Chaos.Reorder, "--recorded-snapshot": c.Snapshot, "--drop": c.Loss.Drop} {
 		if v < 0 || v > 1 {
 			problems = append(problems, name+" must be between 0 and 1")
 		}
@@ -149,6 +161,12 @@ func (c Config) validate() error {
 		if !slices.Contains(gen.Lifecycles(prov), lc) {
 			problems = append(problems, fmt.Sprintf("--skip-lifecycles: unknown lifecycle %q", s))
 		}
+	}
+	if c.Loss.Outage < 0 {
+		problems = append(problems, "--outage must not be negative")
+	}
+	if c.AckOnly && (c.Loss.Drop > 0 || c.Loss.Outage > 0) {
+		problems = append(problems, "--drop and --outage need the read API: not with --ack-only")
 	}
 	if c.Rate < 0 {
 		problems = append(problems, "--rate must not be negative")

@@ -16,6 +16,9 @@
 // /v1/ledger/balances with truth.Ledger per provider, currency and account,
 // and, from a snapshot taken mid-run with deliveries held back, the books as
 // of that moment on the recorded basis with the same query at the end.
+// --drop and --outage withhold webhooks (the fake APIs still show the
+// outcome, and list them for a backfill): such a payment must still
+// converge, by the ledger's reconciliation or backfill, or the run fails.
 //
 // Package main holds the flags, the wiring and the subcommands only. The parts
 // live in internal/, each saying in its doc what it owns, and each imports

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/payledger/payledger/cmd/paysim/internal/deliver"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -29,6 +32,11 @@ func TestCommandLine(t *testing.T) {
 		{"stray argument", []string{"run", "extra"}, 2, "", "unexpected arguments"},
 		{"help", []string{"-h"}, 0, "", "-payments"},
 		{"bad lag flags", []string{"--lag-samples", "5", "--lag-reads", "0"}, 2, "", "--lag-reads"},
+		{"bad drop share", []string{"--drop", "1.1"}, 2, "", "--drop must be between 0 and 1"},
+		{"negative outage", []string{"--outage", "-1s"}, 2, "", "--outage must not be negative"},
+		{"bad outage start", []string{"--outage", "5s", "--outage-at", "soon"}, 2, "", "outage-at"},
+		{"loss needs the read API", []string{"--ack-only", "--drop", "0.1"}, 2, "", "not with --ack-only"},
+		{"help names the loss flags", []string{"-h"}, 0, "", "-outage-at"},
 		{"floor help", []string{"floor", "-h"}, 0, "", "-database"},
 		{"floor stray argument", []string{"floor", "extra"}, 2, "", "unexpected arguments"},
 		{"floor empty address", []string{"floor", "--listen", ""}, 2, "", "--listen"},
@@ -70,6 +78,25 @@ func TestSnapshotDefaults(t *testing.T) {
 		c, err := parseConfig("run", tt.args, io.Discard)
 		if err != nil || c.Snapshot != tt.want {
 			t.Errorf("%q: snapshot %v, %v; want %v", tt.args, c.Snapshot, err, tt.want)
+		}
+	}
+}
+
+// TestLossDefaults: no loss unless asked for; the outage opens mid-run
+// unless --outage-at says when.
+func TestLossDefaults(t *testing.T) {
+	tests := []struct {
+		args []string
+		want deliver.Loss
+	}{
+		{nil, deliver.Loss{OutageAt: -1}},
+		{[]string{"--drop", "0.1", "--outage", "10s"}, deliver.Loss{Drop: 0.1, Outage: 10 * time.Second, OutageAt: -1}},
+		{[]string{"--outage", "10s", "--outage-at", "30s"}, deliver.Loss{Outage: 10 * time.Second, OutageAt: 30 * time.Second}},
+	}
+	for _, tt := range tests {
+		c, err := parseConfig("run", tt.args, io.Discard)
+		if err != nil || c.Loss != tt.want {
+			t.Errorf("%q: %+v, %v; want %+v", tt.args, c.Loss, err, tt.want)
 		}
 	}
 }

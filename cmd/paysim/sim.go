@@ -82,7 +82,7 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 	st := deliver.NewStats()
 	books := s.startBooks(ctx, r)
 	sender := deliver.New(books.deliverConfig(deliver.Config{Ledger: ledger, Seed: s.cfg.Seed, Chaos: s.cfg.Chaos,
-		Retry: s.cfg.Retry, Concurrency: s.cfg.Concurrency, Rate: s.cfg.Rate}), client, s.sign, s.api)
+		Retry: s.cfg.Retry, Concurrency: s.cfg.Concurrency, Rate: s.cfg.Rate, Loss: s.cfg.Loss}), client, s.sign, s.api)
 	var meter *lag.Meter
 	var sampler deliver.Sampler // nil unless lag is measured
 	if !s.cfg.AckOnly {
@@ -103,8 +103,13 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		return nil, fmt.Errorf("paysim: interrupted: %w", err)
 	}
 	settleStart := time.Now()
-	readings := s.settle(ctx, r, meter, settleStart.Add(s.cfg.Settle))
-	rep := verdict.Build(s.cfg.Seed, s.payments, readings, st.Totals(s.payments), s.api.FetchCounts())
+	totals := st.Totals(s.payments)
+	readings := s.settle(ctx, r, meter, totals.Unsent, settleStart.Add(s.cfg.Settle))
+	rep := verdict.Build(s.cfg.Seed, s.payments, readings, totals, s.api.FetchCounts())
+	rep.SetOutage(sender.Outage())
+	if readings != nil {
+		rep.SetConverged(verdict.Classify(ctx, r, readings, totals.Unsent, settleStart, s.cfg.Concurrency))
+	}
 	meter.Fill(rep)
 	if s.cfg.Books {
 		rep.SetBooks(books.check(ctx, settleStart.Add(s.cfg.Settle)))
@@ -178,7 +183,7 @@ func (b *bookRun) check(ctx context.Context, deadline time.Time) *verdict.BooksC
 
 // settle reads every payment back until all match or deadline passes, while
 // the lag samples still in flight end; nil with --ack-only.
-func (s *sim) settle(ctx context.Context, r *readapi.Client, meter *lag.Meter, deadline time.Time) verdict.Readings {
+func (s *sim) settle(ctx context.Context, r *readapi.Client, meter *lag.Meter, unsent map[string][]string, deadline time.Time) verdict.Readings {
 	if s.cfg.AckOnly {
 		return nil
 	}
@@ -187,7 +192,7 @@ func (s *sim) settle(ctx context.Context, r *readapi.Client, meter *lag.Meter, d
 		defer close(lagDone)
 		meter.Finish(deadline)
 	}()
-	readings := verdict.Converge(ctx, r, s.payments, s.cfg.Concurrency, deadline, 250*time.Millisecond)
+	readings := verdict.Converge(ctx, r, s.payments, unsent, s.cfg.Concurrency, deadline, 250*time.Millisecond)
 	<-lagDone
 	return readings
 }

@@ -12,7 +12,11 @@
 // Stats collects every send's record; Totals sums them for the report.
 // Every attempt carries EventIDHeader, the identity the ledger dedupes on.
 // Config.Pause holds every delivery back once, part-way, while the caller
-// takes the recorded-basis snapshot.
+// takes the recorded-basis snapshot. Config.Loss withholds webhooks a
+// provider never sends: the final webhooks (all after the first) of a
+// seeded share of payments (DropSet), and every send in an outage window;
+// the provider state still advances, and Totals counts them apart
+// (Unsent, Lost), never as undelivered.
 //
 // It declares the Signer, Provider and Sampler it is given and imports
 // truth and internal/backoff only: never sign, fakeapi or lag, nor anything of the

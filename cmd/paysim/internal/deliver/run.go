@@ -42,6 +42,7 @@ type Config struct {
 	// (the recorded-basis snapshot).
 	Pause   func(ctx context.Context)
 	PauseAt float64
+	Loss    Loss // webhooks the providers never send
 }
 
 // Sender delivers payments' webhooks to the ledger.
@@ -53,6 +54,10 @@ type Sender struct {
 	pauseAfter int64        // sends finished before Pause runs
 	finished   atomic.Int64 // sends finished
 	paused     atomic.Bool  // Pause has run (or is running)
+	pauseDone  atomic.Bool  // Pause has returned
+	dropped    []bool       // by payment index: final webhooks never sent (Loss.Drop)
+	outage     *outage
+	outageMid  int64 // sends finished before a mid-run outage opens; 0: fixed offset
 }
 
 // New returns a sender using client, signing with signer and telling
@@ -60,8 +65,11 @@ type Sender struct {
 func New(cfg Config, client *http.Client, signer Signer, provider Provider) *Sender {
 	d := &deliverer{client: client, ledger: cfg.Ledger, sign: signer, retry: cfg.Retry,
 		slots: make(chan struct{}, cfg.Concurrency), now: time.Now}
-	return &Sender{cfg: cfg, d: d, provider: provider}
+	return &Sender{cfg: cfg, d: d, provider: provider, outage: &outage{length: cfg.Loss.Outage}}
 }
+
+// Outage returns the outage window as it happened (zero when none opened).
+func (s *Sender) Outage() Window { return s.outage.window() }
 
 // Pace is what the open-loop clock of --rate achieved (zero without one).
 type Pace struct {
@@ -95,6 +103,12 @@ func (s *Sender) deliverAll(ctx context.Context, payments []*truth.Payment, st *
 		}
 	}
 	s.pauseAfter = max(1, int64(s.cfg.PauseAt*float64(sends)))
+	s.dropped = DropSet(s.cfg.Seed, payments, s.cfg.Loss.Drop)
+	if s.cfg.Loss.OutageAt >= 0 {
+		s.outage.open(s.d.now().Add(s.cfg.Loss.OutageAt))
+	} else {
+		s.outageMid = max(1, int64(sends)/2)
+	}
 	var pace *pacer
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -116,7 +130,7 @@ func (s *Sender) deliverAll(ctx context.Context, payments []*truth.Payment, st *
 		go func() {
 			defer wg.Done()
 			defer func() { <-active }()
-			s.walk(ctx, st, pace, lag, p, plans[i])
+			s.walk(ctx, st, pace, lag, p, plans[i], s.dropped[i])
 		}()
 	}
 	if wave == len(payments) && pace != nil {
@@ -152,13 +166,16 @@ func startPacer(ctx context.Context, wg *sync.WaitGroup, pace *pacer, plans [][]
 }
 
 // walk sends one payment's groups in order, each group's sends at once
-// (with a pacer: each as soon as the pacer starts it).
-func (s *Sender) walk(ctx context.Context, st *Stats, pace *pacer, lag Sampler, p *truth.Payment, groups [][]send) {
+// (with a pacer: each as soon as the pacer starts it). With drop, only the
+// first step's sends go out; a send in the outage window is lost. Either
+// still takes its start from the pacer, so the pacer's count holds.
+func (s *Sender) walk(ctx context.Context, st *Stats, pace *pacer, lag Sampler, p *truth.Payment, groups [][]send, drop bool) {
 	for _, g := range groups {
 		if backoff.Sleep(ctx, g[0].delay) != nil {
 			return
 		}
 		s.gate.RLock()
+		s.maybeOpenOutage()
 		for _, sd := range g {
 			s.provider.Advance(p, sd.step) // the provider's state runs ahead of its webhooks
 		}
@@ -174,6 +191,10 @@ func (s *Sender) walk(ctx context.Context, st *Stats, pace *pacer, lag Sampler, 
 					defer pace.release()
 				}
 				w := &p.Steps[sd.step].Webhook
+				if reason := s.withhold(drop, sd.step); reason != "" {
+					st.withhold(p, sd.step, reason, s.d.now())
+					return
+				}
 				rec := s.d.deliver(ctx, p, w)
 				st.record(p.Provider+"/"+w.EventID, rec)
 				if lag != nil {
@@ -197,4 +218,28 @@ func (s *Sender) maybePause(ctx context.Context, n int) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	s.cfg.Pause(ctx)
+	s.pauseDone.Store(true)
+}
+
+// maybeOpenOutage opens a mid-run outage once half the sends finished and
+// any snapshot due by then has been taken: a window running while
+// deliveries are held back would lose nothing.
+func (s *Sender) maybeOpenOutage() {
+	if s.outageMid == 0 || s.finished.Load() < s.outageMid {
+		return
+	}
+	if s.cfg.Pause == nil || s.pauseAfter > s.outageMid || s.pauseDone.Load() {
+		s.outage.open(s.d.now())
+	}
+}
+
+// withhold says why a send of step is not made ("" when it is).
+func (s *Sender) withhold(drop bool, step int) string {
+	switch {
+	case drop && step > 0:
+		return Dropped
+	case s.outage.covers(s.d.now()):
+		return Lost
+	}
+	return ""
 }

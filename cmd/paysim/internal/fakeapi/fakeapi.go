@@ -32,6 +32,7 @@ type API struct {
 	shown   map[string]int            // provider/id → index of the step the API shows
 	btSeen  map[string]bool           // Stripe payments whose balance transaction was served (FeeLate)
 	fetches [4]atomic.Int64           // per provider, in truth.Providers order
+	lists   *index                    // what the list endpoints filter and page on (list.go)
 }
 
 // New returns the APIs of payments, with key served in the JWKS as kid.
@@ -44,6 +45,9 @@ func New(creds Credentials, kid string, key *rsa.PublicKey, payments []*truth.Pa
 		btSeen: map[string]bool{}}
 	for _, p := range payments {
 		a.byKey[p.Key()] = p
+	}
+	if a.lists, err = newIndex(payments); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -89,16 +93,20 @@ func (a *API) Handler() http.Handler {
 	stripeAuth := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+a.creds.StripeAPIKey }
 	mux.HandleFunc("GET /stripe/v1/payment_intents/{id}", a.serveWith(0, stripeAuth, a.stripeIntent))
 	mux.HandleFunc("GET /stripe/v1/disputes", a.serveWith(0, stripeAuth, a.stripeDisputes))
-	mux.HandleFunc("GET /mercadopago/v1/payments/{id}", a.serve(truth.MercadoPago, 1, func(r *http.Request) bool {
-		return r.Header.Get("Authorization") == "Bearer "+a.creds.MercadoPagoToken
-	}))
-	mux.HandleFunc("GET /asaas/v3/payments/{id}", a.serve(truth.Asaas, 2, func(r *http.Request) bool {
-		return r.Header.Get("access_token") == a.creds.AsaasAPIKey
-	}))
-	mux.HandleFunc("GET /pagarme/core/v5/charges/{id}", a.serve(truth.Pagarme, 3, func(r *http.Request) bool {
+	mux.HandleFunc("GET /stripe/v1/events", a.serveStatus(0, stripeAuth, a.stripeEvents))
+	mux.HandleFunc("GET /stripe/v1/charges/{id}", a.serveWith(0, stripeAuth, a.stripeCharge))
+	mpAuth := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+a.creds.MercadoPagoToken }
+	mux.HandleFunc("GET /mercadopago/v1/payments/search", a.serveStatus(1, mpAuth, a.mercadoPagoSearch))
+	asaasAuth := func(r *http.Request) bool { return r.Header.Get("access_token") == a.creds.AsaasAPIKey }
+	mux.HandleFunc("GET /asaas/v3/payments", a.serveStatus(2, asaasAuth, a.asaasList))
+	pagarmeAuth := func(r *http.Request) bool {
 		user, _, ok := r.BasicAuth()
 		return ok && user == a.creds.PagarmeAPIKey
-	}))
+	}
+	mux.HandleFunc("GET /pagarme/core/v5/charges", a.serveStatus(3, pagarmeAuth, a.pagarmeList))
+	mux.HandleFunc("GET /mercadopago/v1/payments/{id}", a.serve(truth.MercadoPago, 1, mpAuth))
+	mux.HandleFunc("GET /asaas/v3/payments/{id}", a.serve(truth.Asaas, 2, asaasAuth))
+	mux.HandleFunc("GET /pagarme/core/v5/charges/{id}", a.serve(truth.Pagarme, 3, pagarmeAuth))
 	return mux
 }
 
@@ -112,6 +120,17 @@ func (a *API) serve(provider string, n int, authorized func(*http.Request) bool)
 // serveWith answers with what body returns for the request (nil: 404)
 // after authorized accepts it, counting the call as provider n's.
 func (a *API) serveWith(n int, authorized func(*http.Request) bool, body func(*http.Request) []byte) http.HandlerFunc {
+	return a.serveStatus(n, authorized, func(r *http.Request) (int, []byte) {
+		if b := body(r); b != nil {
+			return http.StatusOK, b
+		}
+		return http.StatusNotFound, []byte(`{"message":"not found","status":404}`)
+	})
+}
+
+// serveStatus answers with the status and body answer returns after
+// authorized accepts the request, counting the call as provider n's.
+func (a *API) serveStatus(n int, authorized func(*http.Request) bool, answer func(*http.Request) (int, []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.fetches[n].Add(1)
 		w.Header().Set("Content-Type", "application/json")
@@ -120,12 +139,8 @@ func (a *API) serveWith(n int, authorized func(*http.Request) bool, body func(*h
 			_, _ = w.Write([]byte(`{"message":"invalid credentials","status":401}`))
 			return
 		}
-		b := body(r)
-		if b == nil {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"message":"not found","status":404}`))
-			return
-		}
+		code, b := answer(r)
+		w.WriteHeader(code)
 		_, _ = w.Write(b)
 	}
 }

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,6 +121,7 @@ type asaasSteps struct {
 	id      string
 	amount  int64
 	day     string
+	paidOn  string // paymentDate once paid (CONFIRMED or RECEIVED), "" before
 	deleted bool
 }
 
@@ -135,8 +137,15 @@ func (s *asaasSteps) event(event, status, billing string, refunds []asaasRefund,
 		}
 		rs = "[" + strings.Join(parts, ",") + "]"
 	}
-	payment := fmt.Sprintf(`{"object":"payment","id":%q,"dateCreated":%q,"customer":"cus_000005219613","value":%s,"netValue":%s,"billingType":%q,"status":%q,"dueDate":%q,"description":"Pedido paysim","externalReference":"order-%s","deleted":%t,"refunds":%s}`,
-		s.id, s.day, decimal(s.amount), decimal(s.amount-asaasFee(billing, s.amount)), billing, status, s.day, s.id, s.deleted, rs)
+	if s.paidOn == "" && (status == "CONFIRMED" || status == "RECEIVED") {
+		s.paidOn = at.Format(time.DateOnly)
+	}
+	paid := "null"
+	if s.paidOn != "" {
+		paid = strconv.Quote(s.paidOn) // what GET /v3/payments?paymentDate[ge]= filters on
+	}
+	payment := fmt.Sprintf(`{"object":"payment","id":%q,"dateCreated":%q,"customer":"cus_000005219613","value":%s,"netValue":%s,"billingType":%q,"status":%q,"dueDate":%q,"paymentDate":%s,"description":"Pedido paysim","externalReference":"order-%s","deleted":%t,"refunds":%s}`,
+		s.id, s.day, decimal(s.amount), decimal(s.amount-asaasFee(billing, s.amount)), billing, status, s.day, paid, s.id, s.deleted, rs)
 	evt := fmt.Sprintf("evt_%s&%d", s.g.token(32), 368604920+s.g.index*10+len(s.g.steps))
 	body := fmt.Appendf(nil, `{"id":%q,"event":%q,"dateCreated":%q,"payment":%s}`, evt, event, at.Format(time.DateTime), payment)
 	return s.g.add(truth.Webhook{EventID: evt, Type: event, Body: body}, t, []byte(payment))

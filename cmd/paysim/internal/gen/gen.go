@@ -132,9 +132,10 @@ func (g *gen) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(g.rng.Int64N(int64(hi-lo)+1))
 }
 
-// add appends a step.
+// add appends a step at the clock's current time (every builder advances
+// the clock to the step's moment just before).
 func (g *gen) add(w truth.Webhook, t truth.State, api []byte) *truth.Step {
-	g.steps = append(g.steps, truth.Step{Webhook: w, Truth: t, API: api})
+	g.steps = append(g.steps, truth.Step{Webhook: w, Truth: t, API: api, At: g.clock.t})
 	return &g.steps[len(g.steps)-1]
 }
 

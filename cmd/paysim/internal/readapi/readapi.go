@@ -72,23 +72,9 @@ var errNotInStream = errors.New("acknowledged event not in the payment's stream"
 // Revision reads the payment's stream from the event store
 // (GET …/events) and returns the revision of event eventID.
 func (c *Client) Revision(ctx context.Context, p *truth.Payment, eventID string) (uint64, error) {
-	u := c.Ledger + "/v1/payments/" + url.PathEscape(p.Provider) + "/" + url.PathEscape(p.ID) + "/events"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	raw, err := c.rawEvents(ctx, p)
 	if err != nil {
-		return 0, fmt.Errorf("events of %s: %w", p.Key(), err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("events of %s: %w", p.Key(), err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return 0, fmt.Errorf("events of %s: %w", p.Key(), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("events of %s: HTTP %d", p.Key(), resp.StatusCode)
+		return 0, err
 	}
 	rev, err := revisionIn(raw, eventID)
 	if err != nil {

@@ -1,6 +1,10 @@
 package truth
 
-import "github.com/payledger/payledger/domain"
+import (
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
 
 // Provider names, as in the ledger's routes and streams.
 const (
@@ -47,6 +51,9 @@ type Step struct {
 	// Dispute is the status of the payment's newest dispute after this
 	// step ("" when none), for Stripe's GET /v1/disputes.
 	Dispute string
+	// At is the provider's time of the step (a Stripe event's created, a
+	// Mercado Pago date_last_updated, ...): what a backfill window is in.
+	At time.Time
 }
 
 // Payment is one simulated payment: its provider ID, the lifecycle it

@@ -11,7 +11,10 @@
 // sides; TakeSnapshot and Recorded.Recheck are the recorded-basis check (the
 // books as known at a moment T mid-run never change). Report.OK is false on
 // any wrong or missing payment, any webhook never acknowledged or accepted
-// twice, and any difference in the books.
+// twice, and any difference in the books. With webhooks withheld (--drop,
+// --outage) the event count is a floor, the report counts what was
+// withheld, and Converged, one rule over GET …/events, says whether each
+// matched payment converged by webhook, reconciliation or backfill.
 //
 // It imports truth, readapi, deliver (the delivery totals) and
 // internal/backoff only; never the ledger's store, projections or database.

@@ -51,9 +51,49 @@ type Report struct {
 	LateStarts      int              `json:"late_starts"`        // --rate starts that found --concurrency sends in flight
 	APIFetches      map[string]int64 `json:"api_fetches"`        // provider API calls the ledger made
 	Books           *BooksCheck      `json:"books,omitempty"`    // the ledger check; nil when not made (--books=false, --ack-only)
+	Withheld                         // what the providers never delivered (--drop, --outage)
+	Converged       map[Route]int    `json:"converged,omitempty"` // matched payments by how they converged (Converged)
 	DeliverySeconds float64          `json:"delivery_seconds"`
 	SettleSeconds   float64          `json:"settle_seconds"`
 	DurationSeconds float64          `json:"duration_seconds"`
+}
+
+// Withheld is what the providers never delivered: payments whose final
+// webhooks were dropped, sends lost in the outage (every one of them,
+// with the provider-time span a backfill must cover).
+type Withheld struct {
+	DroppedPayments int                `json:"payments_dropped"`
+	DroppedWebhooks int                `json:"webhooks_dropped"`
+	LostDeliveries  int                `json:"deliveries_lost"`
+	LostWebhooks    int                `json:"webhooks_lost"` // every send of it lost
+	LostPayments    int                `json:"payments_lost"`
+	Outage          *Outage            `json:"outage,omitempty"`
+	Lost            []deliver.Withheld `json:"lost,omitempty"`
+}
+
+// Outage is the window of lost sends: when (wall clock) and the provider
+// times of the webhooks it lost.
+type Outage struct {
+	deliver.Window
+	ProviderSince time.Time `json:"provider_since,omitzero"`
+	ProviderUntil time.Time `json:"provider_until,omitzero"`
+}
+
+// SetOutage records the outage window w (nothing when none opened).
+func (r *Report) SetOutage(w deliver.Window) {
+	if w.Start.IsZero() {
+		return
+	}
+	o := &Outage{Window: w}
+	for _, l := range r.Lost {
+		if o.ProviderSince.IsZero() || l.ProviderAt.Before(o.ProviderSince) {
+			o.ProviderSince = l.ProviderAt
+		}
+		if l.ProviderAt.After(o.ProviderUntil) {
+			o.ProviderUntil = l.ProviderAt
+		}
+	}
+	r.Outage = o
 }
 
 // Mismatch is one payment whose read model differs from the truth.
@@ -110,6 +150,8 @@ func Build(seed uint64, payments []*truth.Payment, readings Readings, sent deliv
 	r.Duplicated = sent.Planned - r.Webhooks
 	r.Outcomes, r.Failures = sent.Outcomes, sent.Failures
 	r.Undelivered, r.AcceptedTwice = sent.Undelivered, sent.AcceptedTwice
+	r.Withheld = Withheld{DroppedPayments: sent.DroppedPayments, DroppedWebhooks: sent.DroppedWebhooks,
+		LostDeliveries: sent.LostDeliveries, LostWebhooks: sent.LostWebhooks, LostPayments: sent.LostPayments, Lost: sent.Lost}
 	r.AckLatencyMS = Percentiles(sent.Latencies)
 	r.OK = r.Wrong == 0 && r.Missing == 0 && r.Undelivered == 0 && r.AcceptedTwice == 0
 	return r
@@ -170,6 +212,14 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  webhooks    %d distinct, %d deliveries (%d duplicated), %d attempts, %d retried, %d given up, %d never acknowledged\n",
 		r.Webhooks, r.Deliveries, r.Duplicated, r.Attempts, r.Retried, r.GivenUp, r.Undelivered)
+	r.Withheld.writeText(w)
+	if len(r.Converged) > 0 && r.DroppedPayments+r.LostDeliveries > 0 {
+		fmt.Fprintf(w, "  converged   %d by webhook, %d by reconciliation, %d by backfill", r.Converged[ByWebhook], r.Converged[ByReconciliation], r.Converged[ByBackfill])
+		if n := r.Converged[Unclassified]; n > 0 {
+			fmt.Fprintf(w, ", %d unclassified (events unreadable)", n)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "  ledger said %s; accepted twice: %d\n", counts(r.Outcomes), r.AcceptedTwice)
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "    gave up: %s\n", f)
@@ -195,6 +245,24 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	r.Books.writeText(w)
 }
+
+// writeText prints what was withheld; nothing when nothing was.
+func (h Withheld) writeText(w io.Writer) {
+	if h.DroppedPayments > 0 {
+		fmt.Fprintf(w, "  dropped     %d payments' final webhooks never sent (%d webhooks)\n", h.DroppedPayments, h.DroppedWebhooks)
+	}
+	if o := h.Outage; o != nil {
+		fmt.Fprintf(w, "  outage      %s to %s: %d deliveries lost (%d webhooks, %d payments)", o.Start.Format(time.RFC3339Nano),
+			o.End.Format(time.RFC3339Nano), h.LostDeliveries, h.LostWebhooks, h.LostPayments)
+		if !o.ProviderSince.IsZero() {
+			fmt.Fprintf(w, "; provider times %s to %s", o.ProviderSince.Format(time.RFC3339), o.ProviderUntil.Format(time.RFC3339))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// SetConverged attaches how the matched payments converged.
+func (r *Report) SetConverged(c map[Route]int) { r.Converged = c }
 
 // SetBooks attaches the ledger check; the run fails unless it is OK.
 func (r *Report) SetBooks(b *BooksCheck) {

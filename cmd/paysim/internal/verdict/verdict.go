@@ -23,8 +23,10 @@ type Readings map[*truth.Payment]check
 // diff compares a reading with the payment's final truth. The event count
 // is exact where every webhook is one stored event, a range where fee facts
 // may come on top (Asaas, Stripe); for Mercado Pago it is at least the
-// notifications plus one status observation.
-func diff(p *truth.Payment, got readapi.Payment) string {
+// notifications plus one status observation. With unsent webhooks withheld
+// (--drop, --outage) it is only at least the webhooks delivered: how many
+// observations a reconciliation or a backfill adds is theirs to decide.
+func diff(p *truth.Payment, got readapi.Payment, unsent int) string {
 	want := p.Final()
 	var d string
 	add := func(field string, w, g any) {
@@ -37,6 +39,11 @@ func diff(p *truth.Payment, got readapi.Payment) string {
 	add("amount_refunded", want.Refunded, got.AmountRefunded)
 	add("currency", want.Currency, got.Currency)
 	switch {
+	case unsent > 0 && p.Events > 0 && got.EventCount < p.Events-unsent:
+		d += fmt.Sprintf(" event_count: want at least %d (%d webhooks withheld), got %d;", p.Events-unsent, unsent, got.EventCount)
+	case unsent > 0 && p.Events == 0 && got.EventCount < len(p.Steps)-unsent+1:
+		d += fmt.Sprintf(" event_count: want at least %d (%d notifications withheld), got %d;", len(p.Steps)-unsent+1, unsent, got.EventCount)
+	case unsent > 0:
 	case p.Events > 0 && p.FeeFacts == 0:
 		add("event_count", p.Events, got.EventCount)
 	case p.Events > 0 && (got.EventCount < p.Events || got.EventCount > p.Events+p.FeeFacts):
@@ -49,13 +56,13 @@ func diff(p *truth.Payment, got readapi.Payment) string {
 }
 
 // read fetches one payment and compares it with its truth.
-func read(ctx context.Context, c *readapi.Client, p *truth.Payment) check {
+func read(ctx context.Context, c *readapi.Client, p *truth.Payment, unsent int) check {
 	r := check{Answer: c.Fetch(ctx, p)}
 	switch {
 	case r.Code == http.StatusOK && r.Err != "":
 		r.diff = r.Err // an unreadable answer is not a match
 	case r.Code == http.StatusOK:
-		r.diff = diff(p, r.Got)
+		r.diff = diff(p, r.Got, unsent)
 	}
 	return r
 }
@@ -63,12 +70,12 @@ func read(ctx context.Context, c *readapi.Client, p *truth.Payment) check {
 // Converge reads every payment until all match or the deadline (the
 // --settle timeout) passes; it returns the last reading of each. The
 // projector and the Mercado Pago fetch jobs are asynchronous, so visibility
-// is eventual.
-func Converge(ctx context.Context, c *readapi.Client, payments []*truth.Payment, workers int, deadline time.Time, pause time.Duration) Readings {
+// is eventual. unsent names each payment's withheld webhooks (nil: none).
+func Converge(ctx context.Context, c *readapi.Client, payments []*truth.Payment, unsent map[string][]string, workers int, deadline time.Time, pause time.Duration) Readings {
 	last := make(Readings, len(payments))
 	pending := payments
 	for {
-		results := readAll(ctx, c, pending, workers)
+		results := readAll(ctx, c, pending, unsent, workers)
 		var next []*truth.Payment
 		for i, p := range pending {
 			last[p] = results[i]
@@ -89,7 +96,7 @@ func Converge(ctx context.Context, c *readapi.Client, payments []*truth.Payment,
 }
 
 // readAll reads payments with a bounded number of workers.
-func readAll(ctx context.Context, c *readapi.Client, payments []*truth.Payment, workers int) []check {
+func readAll(ctx context.Context, c *readapi.Client, payments []*truth.Payment, unsent map[string][]string, workers int) []check {
 	out := make([]check, len(payments))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -98,7 +105,7 @@ func readAll(ctx context.Context, c *readapi.Client, payments []*truth.Payment, 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = read(ctx, c, payments[i])
+				out[i] = read(ctx, c, payments[i], len(unsent[payments[i].Key()]))
 			}
 		}()
 	}
