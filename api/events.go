@@ -34,6 +34,9 @@ type metadataView struct {
 	SignatureHeader   string `json:"signature_header"`
 	RawBody           string `json:"raw_body"`
 	RequestID         string `json:"request_id"`
+	// Source is how the fact reached the store (webhook, api, backfill);
+	// "" for facts stored before it was recorded.
+	Source string `json:"source"`
 }
 
 type eventList struct {
@@ -96,6 +99,7 @@ func (s *Server) viewEvents(recs []eventstore.RecordedEvent) ([]eventView, error
 				SignatureHeader:   md.SignatureHeader,
 				RawBody:           base64.StdEncoding.EncodeToString(md.RawBody),
 				RequestID:         md.RequestID,
+				Source:            md.Source,
 			},
 			StateAfter: viewPayment(p.State()),
 		})

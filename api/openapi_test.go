@@ -121,7 +121,7 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			`"recorded_at":"2025-03-01T12:00:01Z","revision":0,"data":{"provider":"stripe","provider_event_id":"evt_1",` +
 			`"provider_event_type":"payment_intent.succeeded","provider_payment_id":"pi_1","occurred_at":"2025-03-01T12:00:00Z",` +
 			data + `},"metadata":{"received_at":"2025-03-01T12:00:00Z","provider_event_type":"payment_intent.succeeded",` +
-			`"signature_header":"t=1,v1=ab","raw_body":"e30=","request_id":"req-1"},"state_after":{` + payment +
+			`"signature_header":"t=1,v1=ab","raw_body":"e30=","request_id":"req-1","source":"webhook"},"state_after":{` + payment +
 			`,"review_reasons":[]}}]}`
 	}
 	balances := func(account, balance string) string {

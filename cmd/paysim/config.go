@@ -30,6 +30,7 @@ type Config struct {
 	KeyFile     string // Pagar.me signing key (PEM); generated when empty or absent
 	Chaos       deliver.Chaos
 	Loss        deliver.Loss // webhooks the providers never send (--drop, --outage)
+	AfterSend   string       // a shell command run once every send is done, before the read-back (--after-send)
 	Concurrency int
 	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
 	AckOnly     bool    // deliver and count acknowledgements only: the target has no read API
@@ -45,6 +46,25 @@ type Config struct {
 	StripeFees  bool                // the ledger fetches Stripe fees: expect them, and configure it to
 	Snapshot    float64             // share of sends after which the recorded-basis snapshot is taken; 0: none
 	Margin      time.Duration       // the snapshot's waits around T
+}
+
+// lossFlags registers what the providers withhold (--drop, --outage) and
+// the hook that recovers it (--after-send).
+func (c *Config) lossFlags(fs *flag.FlagSet) {
+	fs.Float64Var(&c.Loss.Drop, "drop", 0, "share of payments whose final webhooks (every one after the payment's first) are never sent: the provider gave up; its API still shows the outcome")
+	fs.StringVar(&c.AfterSend, "after-send", "", "a shell command (sh -c) to run once every send is done and before the read-back, with the\n"+
+		"outage's provider-time span in PAYSIM_OUTAGE_SINCE and PAYSIM_OUTAGE_UNTIL (RFC 3339; until excluded): e.g.\n"+
+		"'ledger backfill --provider stripe --since $PAYSIM_OUTAGE_SINCE --until $PAYSIM_OUTAGE_UNTIL'; paysim fails if it fails")
+	fs.DurationVar(&c.Loss.Outage, "outage", 0, "a window this long in which every delivery fails at the provider side and is never retried (lost); 0: none")
+	c.Loss.OutageAt = -1
+	fs.Func("outage-at", "when the --outage window opens, from the first send (Go duration; default: mid-run, once half the sends finished, after the recorded-basis snapshot)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration ≥ 0")
+		}
+		c.Loss.OutageAt = d
+		return nil
+	})
 }
 
 // flags registers the flags of both subcommands on fs.
@@ -68,17 +88,7 @@ func (c *Config) flags(fs *flag.FlagSet) *string {
 	fs.Float64Var(&c.Chaos.Reorder, "reorder", 0.3, "share of payments whose deliveries are shuffled")
 	fs.DurationVar(&c.Chaos.MaxDelay, "max-delay", 20*time.Millisecond, "random wait before each delivery, up to this")
 	fs.DurationVar(&c.Chaos.LateDelay, "late-delay", 500*time.Millisecond, "extra wait before a late Pix/boleto confirmation")
-	fs.Float64Var(&c.Loss.Drop, "drop", 0, "share of payments whose final webhooks (every one after the payment's first) are never sent: the provider gave up; its API still shows the outcome")
-	fs.DurationVar(&c.Loss.Outage, "outage", 0, "a window this long in which every delivery fails at the provider side and is never retried (lost); 0: none")
-	c.Loss.OutageAt = -1
-	fs.Func("outage-at", "when the --outage window opens, from the first send (Go duration; default: mid-run, once half the sends finished, after the recorded-basis snapshot)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("want a duration ≥ 0")
-		}
-		c.Loss.OutageAt = d
-		return nil
-	})
+	c.lossFlags(fs)
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "HTTP requests to the ledger in flight at most")
 	fs.Float64Var(&c.Rate, "rate", 0, "offered load: start this many deliveries per second whatever the ledger's pace (open loop, at most --concurrency in flight); 0: closed loop")
 	fs.BoolVar(&c.AckOnly, "ack-only", false, "deliver and report acknowledgements only, for a target without the read API (paysim floor): no convergence check, no lag")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/payledger/payledger/cmd/paysim/internal/deliver"
@@ -102,8 +103,11 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		meter.Finish(time.Now())
 		return nil, fmt.Errorf("paysim: interrupted: %w", err)
 	}
-	settleStart := time.Now()
 	totals := st.Totals(s.payments)
+	if err := s.afterSend(ctx, totals.Lost); err != nil {
+		return nil, err
+	}
+	settleStart := time.Now()
 	readings := s.settle(ctx, r, meter, totals.Unsent, settleStart.Add(s.cfg.Settle))
 	rep := verdict.Build(s.cfg.Seed, s.payments, readings, totals, s.api.FetchCounts())
 	rep.SetOutage(sender.Outage())
@@ -232,4 +236,39 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// afterSend runs --after-send, if set, with the provider-time span of the
+// lost sends: what a backfill must cover to recover the outage, and the
+// ledger configuration of the simulation's fake APIs (as `paysim env`
+// prints it) added to paysim's environment. Its output goes to paysim's
+// standard error; a failure fails the run.
+func (s *sim) afterSend(ctx context.Context, lost []deliver.Withheld) error {
+	if s.cfg.AfterSend == "" {
+		return nil
+	}
+	var since, until time.Time
+	for _, l := range lost {
+		if since.IsZero() || l.ProviderAt.Before(since) {
+			since = l.ProviderAt
+		}
+		if l.ProviderAt.After(until) {
+			until = l.ProviderAt
+		}
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", s.cfg.AfterSend)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Env = os.Environ()
+	for _, kv := range s.env() { // the ledger configuration matching the simulation's fake APIs
+		cmd.Env = append(cmd.Env, kv[0]+"="+kv[1])
+	}
+	if !since.IsZero() {
+		// Provider times are whole seconds; until is excluded, so one more.
+		cmd.Env = append(cmd.Env, "PAYSIM_OUTAGE_SINCE="+since.UTC().Format(time.RFC3339),
+			"PAYSIM_OUTAGE_UNTIL="+until.UTC().Add(time.Second).Truncate(time.Second).Format(time.RFC3339))
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("paysim: --after-send %q: %w", s.cfg.AfterSend, err)
+	}
+	return nil
 }

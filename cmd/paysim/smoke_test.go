@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/cmd/paysim/internal/truth"
+	"github.com/payledger/payledger/cmd/paysim/internal/verdict"
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
@@ -159,4 +161,67 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestSmokeOutageBackfill is issue 17's outage check for a provider whose
+// list API sees every change (Mercado Pago): every delivery of an outage
+// window is lost, `ledger backfill` over the window's provider times runs
+// before the read-back, and every payment matches, some of them converged
+// by the backfill; the backfill run a second time stores nothing new.
+func TestSmokeOutageBackfill(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ledger")
+	build := exec.Command("go", "build", "-o", bin, "../ledger")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ledger: %v\n%s", err, out)
+	}
+	db := pgtest.NewDatabase(t)
+	t.Setenv("LEDGER_DATABASE_URL", db)
+	second := filepath.Join(dir, "second.json")
+	backfill := bin + ` backfill --provider mercadopago --since "$PAYSIM_OUTAGE_SINCE" --until "$PAYSIM_OUTAGE_UNTIL"`
+	cfg, err := parseConfig("run", []string{
+		"--payments", "200", "--seed", "20261202", "--api-addr", "127.0.0.1:0", "--providers", "mercadopago",
+		"--dup", "0.2", "--concurrency", "8", "--rate", "300", "--settle", "40s", "--token", "smoke-read-token",
+		"--outage", "300ms", "--outage-at", "200ms",
+		"--after-send", backfill + " && " + backfill + " --json > " + second,
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	env := map[string]string{"LEDGER_HTTP_ADDR": "127.0.0.1:0", "LEDGER_DATABASE_URL": db, "LEDGER_EVENTSTORE_POLL_INTERVAL": "10ms"}
+	for _, kv := range s.env() {
+		env[kv[0]] = kv[1]
+	}
+	addr := startLedger(t, bin, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := s.run(ctx, "http://"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	rep.WriteText(&text)
+	t.Logf("\n%s", text.String())
+	if rep.LostDeliveries == 0 {
+		t.Fatalf("the outage lost nothing: %+v", rep.Outage)
+	}
+	if !rep.OK || rep.Matched != rep.Payments {
+		t.Errorf("after the backfill %d of %d matched", rep.Matched, rep.Payments)
+	}
+	if rep.Converged[verdict.ByBackfill] == 0 {
+		t.Errorf("converged = %+v, want some by backfill", rep.Converged)
+	}
+	b, err := os.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again struct{ Fetched, New, Duplicates, Failed int }
+	if err := json.Unmarshal(b, &again); err != nil || again.New != 0 || again.Duplicates == 0 || again.Failed != 0 {
+		t.Errorf("second backfill = %s (%v), want only duplicates", b, err)
+	}
 }

@@ -47,7 +47,7 @@ var rules = []rule{
 	{pkg: "eventstore/postgres", ours: []string{"domain", "eventstore", "internal/pgerr", "internal/backoff"}, third: []string{pgx, uuid}},
 	{pkg: "eventstore/kurrentdb", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{esdb + "/esdb", grpc, uuid}},
 	{pkg: "eventstore/kurrenttest", third: []string{esdb + "/protos", grpc, uuid}},
-	{pkg: "eventstore/storetest", ours: []string{"domain", "eventstore"}, third: []string{uuid}},
+	{pkg: "eventstore/storetest", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{uuid}},
 	{pkg: "providers", ours: []string{"domain"}},
 	{pkg: "providers/rest", ours: []string{"domain", "providers", "internal/backoff"}},
 	{pkg: "providers/...", ours: providerDeps},
@@ -65,7 +65,8 @@ var rules = []rule{
 	{pkg: "internal/pgtest", ours: []string{"migrations"}, third: []string{pgx}},
 	{pkg: "internal/promtest", third: []string{prometheus, "github.com/prometheus/client_model"}},
 	{pkg: "cmd/ledger", ours: []string{"domain", "eventstore", "eventstore/postgres", "eventstore/kurrentdb", "api", "projections",
-		"jobs", "migrations", "providers/...", "internal/pgerr", "internal/backoff"}, third: []string{pgx, prometheus, uuid}},
+		"jobs", "migrations", "providers/...", "internal/pgerr", "internal/backoff"},
+		third: []string{pgx, prometheus, uuid, "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	{pkg: "cmd/kurrenttest", ours: []string{"eventstore/kurrenttest"}},
 	// paysim tests the ledger from the outside: provider packages for
 	// signing, never the store, the projections or the API.

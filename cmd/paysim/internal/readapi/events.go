@@ -24,6 +24,7 @@ type Event struct {
 		ReceivedAt        time.Time `json:"received_at"`
 		ProviderEventType string    `json:"provider_event_type"` // "api.payment", "api.payment_intent": an observation
 		SignatureHeader   string    `json:"signature_header"`    // empty for anything not delivered as a webhook
+		Source            string    `json:"source"`              // webhook, api, backfill ("" before the ledger recorded it)
 	} `json:"metadata"`
 	StateAfter Payment `json:"state_after"`
 }

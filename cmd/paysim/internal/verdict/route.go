@@ -35,23 +35,18 @@ type Convergence struct {
 	Delivered time.Time
 }
 
-// Converged is the one rule that says how a matched payment converged, to
-// be extended once the reconciler and backfill mark what they append.
+// Converged is the one rule that says how a matched payment converged.
 //
 //   - Nothing withheld: by webhook.
 //   - Otherwise the converging event decides: the first event from which
-//     every state_after is the final truth. If it is a withheld webhook
+//     every state_after is the final truth. If the ledger stored it from a
+//     backfill (metadata source "backfill"), or it is a withheld webhook
 //     (its own provider event ID, which only Stripe's event list returns),
 //     by backfill. If it is an observation (provider_event_type "api.…",
 //     unsigned), by reconciliation, except a Mercado Pago observation
 //     recorded before the delivery phase ended: that is the fetch of a
 //     delivered notification (the provider's state runs ahead of its
 //     webhooks). Anything else was delivered: by webhook.
-//
-// Today's read API cannot tell a backfill's observation (Mercado Pago,
-// Asaas, Pagar.me list items) from a reconciler's: both count as
-// reconciliation until the metadata says which (extend the observation
-// case here).
 func Converged(c Convergence) Route {
 	if len(c.Unsent) == 0 {
 		return ByWebhook
@@ -60,7 +55,7 @@ func Converged(c Convergence) Route {
 	switch {
 	case !ok:
 		return Unclassified
-	case slices.Contains(c.Unsent, e.ProviderEventID):
+	case e.Metadata.Source == "backfill" || slices.Contains(c.Unsent, e.ProviderEventID):
 		return ByBackfill
 	case strings.HasPrefix(e.Metadata.ProviderEventType, "api.") && e.Metadata.SignatureHeader == "":
 		if c.Payment.Provider == truth.MercadoPago && e.RecordedAt.Before(c.Delivered) {
