@@ -131,7 +131,8 @@ func listedEvent(ctx context.Context, raw json.RawMessage, gte, lt int64, r Char
 		return domain.Notification{}, err
 	}
 	if s := occurred.Unix(); s < gte || s >= lt {
-		return domain.Notification{}, domain.Invalid(opList, fmt.Sprintf("%s was created at %d, outside the window [%d, %d) asked for",
+		// No op: mapPage's wrapping names it.
+		return domain.Notification{}, domain.Invalid("", fmt.Sprintf("%s was created at %d, outside the window [%d, %d) asked for",
 			env.ID, s, gte, lt), nil)
 	}
 	return notification(ctx, env, occurred, r)
