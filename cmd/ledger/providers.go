@@ -69,8 +69,11 @@ func stripeProvider() provider {
 			if c.StripeAPIKey == "" {
 				logger.Warn("LEDGER_STRIPE_API_KEY is empty: dispute and refund events of old Stripe API versions that name only a charge are ignored")
 			} else {
-				// The resolver finds the PaymentIntent of those events.
-				s, err := stripeStatusClient(c)
+				// The resolver finds the PaymentIntent of those events. It runs
+				// inside the delivery, so it gives up sooner than the jobs'
+				// client: Stripe redelivers a delivery answered 503.
+				s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{
+					BaseURL: c.StripeAPIBase, Timeout: 5 * time.Second, MaxAttempts: 2, RetryMax: time.Second}})
 				if err != nil {
 					return nil, err
 				}

@@ -19,6 +19,10 @@ const opList = "stripe: list events"
 // must start within it (older payments are the reconciler's).
 const EventRetention = 30 * 24 * time.Hour
 
+// retentionGrace lets a window computed as "now − EventRetention" a moment
+// before ListPage runs through: Stripe's 30 days are not exact either.
+const retentionGrace = time.Hour
+
 // listLimit is the largest page GET /v1/events serves.
 const listLimit = 100
 
@@ -36,7 +40,8 @@ func (c *StatusClient) Coverage() providers.Coverage { return providers.Coverage
 // does, leave SignatureHeader empty, and mark the RequestID (for example
 // "backfill:<run>") so an auditor can tell a fetched fact from a delivery.
 //
-// A window that is empty or starts before EventRetention, an event outside
+// A window that is empty or starts before EventRetention (and an hour's
+// grace) ago, an event outside
 // it and a malformed page are KindInvalid. HTTP failures are the rest
 // client's: 429 and 5xx are retried there; a 401 or 403 is a *rest.Error
 // with that Status (KindInternal), for the caller to stop on.
@@ -69,7 +74,7 @@ func (c *StatusClient) ListPage(ctx context.Context, w providers.Window, cursor 
 // created[gte] and created[lt]: an event's created is a whole second, so
 // rounding both bounds up keeps exactly the events inside [Since, Until).
 func (c *StatusClient) eventWindow(w providers.Window) (gte, lt int64, err error) {
-	switch oldest := c.api.Now().Add(-EventRetention); {
+	switch oldest := c.api.Now().Add(-EventRetention - retentionGrace); {
 	case w.Since.IsZero() || w.Until.IsZero() || !w.Until.After(w.Since):
 		return 0, 0, domain.Invalid(opList, "the window needs a start before its end", nil)
 	case w.Since.Before(oldest):

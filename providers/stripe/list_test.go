@@ -283,6 +283,10 @@ func TestListPageWindow(t *testing.T) {
 	// since and since+59 only.
 	w := providers.Window{Since: time.Unix(since-1, 5e8), Until: time.Unix(since+59, 5e8)}
 	got, _ := listAll(t, c, w)
+	// A window of exactly the retention, computed a moment earlier, is fine.
+	if _, err := c.ListPage(t.Context(), window(listNow-int64(EventRetention/time.Second)-5, listNow), ""); err != nil {
+		t.Errorf("ListPage over the 30 days = %v", err)
+	}
 	if len(got) != 2 || got[0].ProviderEventID != succeeded(3, 0).id || got[1].ProviderEventID != succeeded(2, 0).id {
 		t.Fatalf("listed %+v; want events 3 and 2", got)
 	}
@@ -298,7 +302,7 @@ func TestListPageWindow(t *testing.T) {
 		{"empty", window(since, since), "start before its end"},
 		{"reversed", window(since, since-10), "start before its end"},
 		{"no start", providers.Window{Until: time.Unix(since, 0)}, "start before its end"},
-		{"beyond the 30-day retention", window(listNow-int64(EventRetention/time.Second)-1, listNow), "last 30 days only"},
+		{"beyond the 30-day retention", window(listNow-int64((EventRetention+retentionGrace)/time.Second)-1, listNow), "last 30 days only"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(api.calls())
