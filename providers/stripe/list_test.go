@@ -248,7 +248,7 @@ func TestListPageMapsAsParse(t *testing.T) {
 	for _, n := range got {
 		byID[n.ProviderEventID] = n
 	}
-	mapped := 0
+	mapped, types := 0, map[string]bool{}
 	for _, e := range stored {
 		want, err := p.Parse(t.Context(), headerOf("t=1,v1=00"), nil, []byte(e.body))
 		if err != nil {
@@ -266,6 +266,12 @@ func TestListPageMapsAsParse(t *testing.T) {
 			t.Errorf("%s listed as\n %+v\nParse gives\n %+v", e.id, n, want)
 		}
 		mapped += len(n.Events)
+		types[e.typ] = types[e.typ] || len(n.Events) > 0
+	}
+	for _, typ := range trackedTypes() {
+		if !types[typ] {
+			t.Errorf("no listed %s mapped to a fact", typ)
+		}
 	}
 	if legacy := byID["evt_17Qw5e2eZvKYlo2CnT8hUiJk"]; len(legacy.Events) != 1 || legacy.Events[0].EventMeta().ProviderPaymentID != "pi_17Qw5d" {
 		t.Errorf("charge-only refund listed as %+v; want it on pi_17Qw5d", legacy)
