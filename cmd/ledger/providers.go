@@ -61,24 +61,42 @@ func stripeProvider() provider {
 				httpURL("LEDGER_STRIPE_API_BASE", &c.StripeAPIBase),
 			}
 		},
-		webhook: func(c Config, _ *slog.Logger) (api.Provider, error) {
+		webhook: func(c Config, logger *slog.Logger) (api.Provider, error) {
 			if len(c.StripeSecrets) == 0 {
 				return nil, nil
 			}
-			p, err := stripe.New(stripe.Config{Secrets: c.StripeSecrets, Tolerance: c.StripeTolerance})
+			cfg := stripe.Config{Secrets: c.StripeSecrets, Tolerance: c.StripeTolerance}
+			if c.StripeAPIKey == "" {
+				logger.Warn("LEDGER_STRIPE_API_KEY is empty: dispute and refund events of old Stripe API versions that name only a charge are ignored")
+			} else {
+				// The resolver finds the PaymentIntent of those events. It runs
+				// inside the delivery, so it gives up sooner than the jobs'
+				// client: Stripe redelivers a delivery answered 503.
+				s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{
+					BaseURL: c.StripeAPIBase, Timeout: 5 * time.Second, MaxAttempts: 2, RetryMax: time.Second}})
+				if err != nil {
+					return nil, err
+				}
+				cfg.Resolver = s
+			}
+			p, err := stripe.New(cfg)
 			return p, err
 		},
 		status: func(c Config) (jobs.StatusFetcher, error) {
 			if c.StripeAPIKey == "" {
 				return nil, nil
 			}
-			s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{BaseURL: c.StripeAPIBase}})
+			s, err := stripeStatusClient(c)
 			return s, err
 		},
 		// The balance transaction's fee, fetched after each success when
 		// LEDGER_STRIPE_API_KEY is set.
 		fees: true,
 	}
+}
+
+func stripeStatusClient(c Config) (*stripe.StatusClient, error) {
+	return stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{BaseURL: c.StripeAPIBase}})
 }
 
 func mercadoPagoProvider() provider {

@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/payledger/payledger/domain"
@@ -20,7 +21,7 @@ type charge struct {
 // chargeRefunded maps charge.refunded to PaymentRefunded on the charge's
 // PaymentIntent. amount_refunded is cumulative, so redelivered and
 // reordered refunds fold to the same total.
-func chargeRefunded(object json.RawMessage, meta domain.Meta) (domain.Event, string, error) {
+func chargeRefunded(ctx context.Context, object json.RawMessage, meta domain.Meta, r ChargeResolver) (domain.Event, string, error) {
 	var ch charge
 	if err := json.Unmarshal(object, &ch); err != nil {
 		return nil, "", decodeError("charge object", "data.object.", err)
@@ -28,11 +29,9 @@ func chargeRefunded(object json.RawMessage, meta domain.Meta) (domain.Event, str
 	if err := checkID("data.object.id", ch.ID); err != nil {
 		return nil, "", err
 	}
-	if ch.PaymentIntent == "" {
-		return nil, "charge " + ch.ID + " has no payment_intent (legacy Charges API); payledger tracks PaymentIntents", nil
-	}
-	if err := checkID("data.object.payment_intent", string(ch.PaymentIntent)); err != nil {
-		return nil, "", err
+	pi, ignored, err := intentOf(ctx, r, "charge "+ch.ID, string(ch.PaymentIntent), ch.ID)
+	if pi == "" {
+		return nil, ignored, err
 	}
 	refunded, err := required("data.object.amount_refunded", ch.AmountRefunded)
 	if err != nil {
@@ -49,7 +48,7 @@ func chargeRefunded(object json.RawMessage, meta domain.Meta) (domain.Event, str
 	if err != nil {
 		return nil, "", err
 	}
-	meta.ProviderPaymentID = string(ch.PaymentIntent)
+	meta.ProviderPaymentID = pi
 	return &domain.PaymentRefunded{Meta: meta, AmountRefunded: refunded, AmountCaptured: captured, Currency: cur}, "", nil
 }
 

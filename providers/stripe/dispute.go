@@ -1,6 +1,7 @@
 package stripe
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/payledger/payledger/domain"
@@ -14,12 +15,13 @@ type dispute struct {
 	Reason        string       `json:"reason"`
 	Status        string       `json:"status"`
 	PaymentIntent expandableID `json:"payment_intent"`
+	Charge        expandableID `json:"charge"`
 }
 
 // disputeEvent maps charge.dispute.created and charge.dispute.closed to
 // DisputeOpened (InquiryOpened for an inquiry) and DisputeClosed on the
-// disputed PaymentIntent.
-func disputeEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.Event, string, error) {
+// disputed PaymentIntent (found from the charge when the event names none).
+func disputeEvent(ctx context.Context, typ string, object json.RawMessage, meta domain.Meta, r ChargeResolver) (domain.Event, string, error) {
 	var dp dispute
 	if err := json.Unmarshal(object, &dp); err != nil {
 		return nil, "", decodeError("dispute object", "data.object.", err)
@@ -27,11 +29,9 @@ func disputeEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.
 	if err := checkID("data.object.id", dp.ID); err != nil {
 		return nil, "", err
 	}
-	if dp.PaymentIntent == "" {
-		return nil, "dispute " + dp.ID + " has no payment_intent (legacy Charges API); payledger tracks PaymentIntents", nil
-	}
-	if err := checkID("data.object.payment_intent", string(dp.PaymentIntent)); err != nil {
-		return nil, "", err
+	pi, ignored, err := intentOf(ctx, r, "dispute "+dp.ID, string(dp.PaymentIntent), string(dp.Charge))
+	if pi == "" {
+		return nil, ignored, err
 	}
 	amt, err := required("data.object.amount", dp.Amount)
 	if err != nil {
@@ -44,7 +44,7 @@ func disputeEvent(typ string, object json.RawMessage, meta domain.Meta) (domain.
 	if err != nil {
 		return nil, "", err
 	}
-	meta.ProviderPaymentID = string(dp.PaymentIntent)
+	meta.ProviderPaymentID = pi
 	if typ == "charge.dispute.created" {
 		if isInquiry(dp.Status) {
 			return &domain.InquiryOpened{Meta: meta, DisputeID: dp.ID, Amount: amt, Currency: cur, Reason: dp.Reason}, "", nil

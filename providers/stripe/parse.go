@@ -41,17 +41,31 @@ type eventData struct {
 // missing or invalid envelope field, or an invalid field of a tracked type is
 // a domain.KindInvalid error. A well-formed event of a type payledger does not
 // track, or a tracked type with no PaymentIntent (legacy Charges API), yields
-// no events and an IgnoredReason. The query is unused.
-func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
+// no events and an IgnoredReason. An event that names only a charge is
+// resolved through Config.Resolver with ctx; a failed lookup is
+// KindUnavailable, so the delivery is not acknowledged and Stripe retries it.
+// The query is unused.
+func (p *Provider) Parse(ctx context.Context, header http.Header, _ url.Values, body []byte) (domain.Notification, error) {
 	env, occurred, err := decodeEnvelope(body)
 	if err != nil {
 		return domain.Notification{}, err
 	}
+	n, err := notification(ctx, env, occurred, p.resolver)
+	if err != nil {
+		return domain.Notification{}, err
+	}
+	n.SignatureHeader = header.Get(Header)
+	return n, nil
+}
+
+// notification maps a decoded event to its Notification. Parse and ListPage
+// both call it, so a listed event yields the same facts, with the same
+// provider event ID, as its webhook: the store dedups one against the other.
+func notification(ctx context.Context, env envelope, occurred time.Time, r ChargeResolver) (domain.Notification, error) {
 	n := domain.Notification{
 		Provider:          ProviderName,
 		ProviderEventID:   env.ID,
 		ProviderEventType: env.Type,
-		SignatureHeader:   header.Get(Header),
 	}
 	meta := domain.Meta{
 		Provider:          ProviderName,
@@ -59,7 +73,7 @@ func (p *Provider) Parse(_ context.Context, header http.Header, _ url.Values, bo
 		ProviderEventType: env.Type,
 		OccurredAt:        occurred,
 	}
-	ev, ignored, err := mapEvent(env.Type, env.Data, meta)
+	ev, ignored, err := mapEvent(ctx, env.Type, env.Data, meta, r)
 	if err != nil {
 		return domain.Notification{}, err
 	}
@@ -118,9 +132,10 @@ func parseCreated(raw json.RawMessage) (int64, error) {
 	return created, nil
 }
 
-// mapEvent maps one tracked event type to its domain event. It returns a nil
-// event and a reason when the event is to be ignored.
-func mapEvent(typ string, data eventData, meta domain.Meta) (domain.Event, string, error) {
+// mapEvent maps one tracked event type (trackedTypes) to its domain event.
+// It returns a nil event and a reason when the event is to be ignored; r
+// (nil: none) finds the PaymentIntent of an event that names only a charge.
+func mapEvent(ctx context.Context, typ string, data eventData, meta domain.Meta, r ChargeResolver) (domain.Event, string, error) {
 	object := data.Object
 	switch typ {
 	case "payment_intent.created", "payment_intent.processing", "payment_intent.requires_action",
@@ -129,11 +144,22 @@ func mapEvent(typ string, data eventData, meta domain.Meta) (domain.Event, strin
 		ev, err := paymentIntentEvent(typ, object, meta)
 		return ev, "", err
 	case "charge.refunded":
-		return chargeRefunded(object, meta)
+		return chargeRefunded(ctx, object, meta, r)
 	case "charge.updated":
 		return chargeUpdated(object, data.PreviousAttributes, meta)
 	case "charge.dispute.created", "charge.dispute.closed":
-		return disputeEvent(typ, object, meta)
+		return disputeEvent(ctx, typ, object, meta, r)
 	}
 	return nil, "event type " + typ + " is not tracked", nil
+}
+
+// trackedTypes are the event types mapEvent maps, which ListPage asks
+// Stripe for (types[] takes at most 20).
+func trackedTypes() []string {
+	return []string{
+		"payment_intent.created", "payment_intent.processing", "payment_intent.requires_action",
+		"payment_intent.amount_capturable_updated", "payment_intent.succeeded",
+		"payment_intent.payment_failed", "payment_intent.canceled",
+		"charge.refunded", "charge.updated", "charge.dispute.created", "charge.dispute.closed",
+	}
 }

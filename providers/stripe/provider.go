@@ -29,6 +29,11 @@ type Config struct {
 	// and for re-verifying stored deliveries, never for live traffic, because
 	// it lets anyone replay a captured delivery.
 	Tolerance time.Duration
+	// Resolver finds the PaymentIntent of a charge.dispute.* or
+	// charge.refunded event that names only a charge (old API versions),
+	// usually the StatusClient. Nil: such events are ignored with a reason
+	// saying an API key is needed.
+	Resolver ChargeResolver
 }
 
 // Provider verifies and parses Stripe webhooks. It is immutable and safe for
@@ -36,6 +41,7 @@ type Config struct {
 type Provider struct {
 	secrets   [][]byte
 	tolerance time.Duration // negative: disabled
+	resolver  ChargeResolver
 }
 
 // New returns a Provider for cfg. It fails when there is no secret, or when a
@@ -46,7 +52,7 @@ func New(cfg Config) (*Provider, error) {
 	if len(cfg.Secrets) == 0 {
 		return nil, errors.New("stripe: new: no webhook signing secret configured")
 	}
-	p := &Provider{secrets: make([][]byte, 0, len(cfg.Secrets)), tolerance: cfg.Tolerance}
+	p := &Provider{secrets: make([][]byte, 0, len(cfg.Secrets)), tolerance: cfg.Tolerance, resolver: cfg.Resolver}
 	for i, s := range cfg.Secrets {
 		switch {
 		case s == "":

@@ -40,10 +40,12 @@ type StatusConfig struct {
 	rest.Options
 }
 
-// StatusClient fetches Stripe's current view of a PaymentIntent. It is safe
-// for concurrent use.
+// StatusClient fetches Stripe's current view of a PaymentIntent, lists
+// events for a backfill (ListPage) and finds a charge's PaymentIntent
+// (PaymentIntentOf). It is safe for concurrent use.
 type StatusClient struct {
-	api *rest.Client
+	api     *rest.Client
+	charges *chargeCache // PaymentIntentOf's answers
 }
 
 // NewStatusClient validates cfg and returns a client. Errors never include
@@ -63,7 +65,7 @@ func NewStatusClient(cfg StatusConfig) (*StatusClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stripe: status client: %w", err)
 	}
-	return &StatusClient{api: api}, nil
+	return &StatusClient{api: api, charges: newChargeCache(chargeCacheSize)}, nil
 }
 
 // Name returns "stripe".
