@@ -31,6 +31,7 @@ type Config struct {
 	Chaos       deliver.Chaos
 	Loss        deliver.Loss // webhooks the providers never send (--drop, --outage)
 	AfterSend   string       // a shell command run once every send is done, before the read-back (--after-send)
+	Epoch       time.Time    // provider time of the first payment (--epoch)
 	Concurrency int
 	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
 	AckOnly     bool    // deliver and count acknowledgements only: the target has no read API
@@ -56,6 +57,16 @@ func (c *Config) lossFlags(fs *flag.FlagSet) {
 		"outage's provider-time span in PAYSIM_OUTAGE_SINCE and PAYSIM_OUTAGE_UNTIL (RFC 3339; until excluded): e.g.\n"+
 		"'ledger backfill --provider stripe --since $PAYSIM_OUTAGE_SINCE --until $PAYSIM_OUTAGE_UNTIL'; paysim fails if it fails")
 	fs.DurationVar(&c.Loss.Outage, "outage", 0, "a window this long in which every delivery fails at the provider side and is never retried (lost); 0: none")
+	c.Epoch = gen.Epoch()
+	fs.Func("epoch", "provider time the first payment starts at, RFC 3339 (default "+gen.Epoch().Format(time.RFC3339)+
+		"; a Stripe backfill needs a date in the last 30 days)", func(v string) error {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("want an RFC 3339 time")
+		}
+		c.Epoch = t.UTC()
+		return nil
+	})
 	c.Loss.OutageAt = -1
 	fs.Func("outage-at", "when the --outage window opens, from the first send (Go duration; default: mid-run, once half the sends finished, after the recorded-basis snapshot)", func(v string) error {
 		d, err := time.ParseDuration(v)

@@ -35,7 +35,7 @@ type sim struct {
 
 // newSim generates the payments and starts the provider API server.
 func newSim(cfg Config) (*sim, error) {
-	payments, err := gen.Generate(cfg.Seed, cfg.Payments, cfg.Providers, cfg.Skip)
+	payments, err := gen.GenerateAt(cfg.Epoch, cfg.Seed, cfg.Payments, cfg.Providers, cfg.Skip)
 	if err != nil {
 		return nil, err
 	}

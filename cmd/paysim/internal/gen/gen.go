@@ -58,11 +58,22 @@ func builder(provider string) func(g *gen, lifecycle string) *truth.Payment {
 	return nil
 }
 
+// Epoch is when the first generated payment starts (provider time) unless
+// GenerateAt is told otherwise.
+func Epoch() time.Time { return genEpoch() }
+
 // Generate returns n payments spread round-robin over providers, each
 // following a lifecycle drawn uniformly from its provider's list less the
 // skipped ones ("provider/lifecycle"). The result depends only on the
 // arguments.
 func Generate(seed uint64, n int, providers []string, skip []string) ([]*truth.Payment, error) {
+	return GenerateAt(genEpoch(), seed, n, providers, skip)
+}
+
+// GenerateAt is Generate with the first payment starting at epoch: a
+// backfill from Stripe, which keeps 30 days of events, needs provider times
+// near today's.
+func GenerateAt(epoch time.Time, seed uint64, n int, providers []string, skip []string) ([]*truth.Payment, error) {
 	if len(providers) == 0 {
 		return nil, fmt.Errorf("paysim: generate: no provider")
 	}
@@ -87,7 +98,7 @@ func Generate(seed uint64, n int, providers []string, skip []string) ([]*truth.P
 	for i := range n {
 		prov := providers[i%len(providers)]
 		g := &gen{rng: rand.New(rand.NewPCG(seed, uint64(i)+1)), index: i, tag: tag,
-			clock: clock{t: genEpoch().Add(time.Duration(i) * 7 * time.Second)}}
+			clock: clock{t: epoch.UTC().Add(time.Duration(i) * 7 * time.Second)}}
 		lcs := choices[prov]
 		p := builder(prov)(g, lcs[g.rng.IntN(len(lcs))])
 		out = append(out, p)
