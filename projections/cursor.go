@@ -23,7 +23,7 @@ func encodeCursor(id int64) string {
 // error for anything encodeCursor did not make.
 func decodeCursor(c string) (int64, error) {
 	const op, msg = "projections: list payments", "malformed cursor"
-	raw, err := base64.RawURLEncoding.DecodeString(c)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil {
 		return 0, domain.Invalid(op, msg, err)
 	}
