@@ -15,7 +15,11 @@
 // they are discarded and kept: the dead-letter queue (DeadLetters,
 // RetryDeadLetter).
 //
-// jobs imports domain, eventstore and River; it must not import api,
+// Gate (gate.go) is the per-provider rate limit and circuit breaker that
+// provider checks go through (x/time/rate, sony/gobreaker), for issue 17's
+// reconciler.
+//
+// jobs imports domain, eventstore, River and those two; it must not import api,
 // projections, an event store adapter or a provider package (it declares
 // StatusFetcher, FeeFetcher and Appender where it uses them). ARCHITECTURE.md
 // ("Mercado Pago enrichment", "Fees") has the uniqueness and retry rules.
