@@ -24,42 +24,11 @@ import (
 // fresh database, a few hundred payments across every provider with
 // duplicates and reordering, and not one payment wrong or missing.
 func TestSmoke(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "ledger")
-	build := exec.Command("go", "build", "-o", bin, "../ledger")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build ledger: %v\n%s", err, out)
-	}
-	cfg, err := parseConfig("run", []string{
-		"--payments", "300", "--seed", "20260305", "--api-addr", "127.0.0.1:0",
+	rep := runSmoke(t, buildLedger(t), pgtest.NewDatabase(t), []string{
+		"--payments", "300", "--seed", "20260305",
 		"--dup", "0.3", "--reorder", "0.5", "--max-delay", "5ms", "--late-delay", "100ms",
-		"--concurrency", "16", "--settle", "40s", "--token", "smoke-read-token",
-	}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newSim(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.close)
-	env := map[string]string{
-		"LEDGER_HTTP_ADDR":                "127.0.0.1:0",
-		"LEDGER_DATABASE_URL":             pgtest.NewDatabase(t),
-		"LEDGER_EVENTSTORE_POLL_INTERVAL": "10ms",
-	}
-	for _, kv := range s.env() {
-		env[kv[0]] = kv[1]
-	}
-	addr := startLedger(t, bin, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := s.run(ctx, "http://"+addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text bytes.Buffer
-	rep.WriteText(&text)
-	t.Logf("\n%s", text.String())
+		"--concurrency", "16",
+	})
 	if !rep.OK || rep.Matched != rep.Payments || rep.Undelivered != 0 || rep.AcceptedTwice != 0 {
 		t.Errorf("run failed: %d of %d matched, %d undelivered, %d accepted twice", rep.Matched, rep.Payments, rep.Undelivered, rep.AcceptedTwice)
 	}
@@ -170,12 +139,7 @@ func (l *lockedBuffer) String() string {
 // read-back, and every payment matches, some of them converged by the
 // backfill; the backfill run a second time stores nothing new.
 func TestSmokeOutageBackfill(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "ledger")
-	build := exec.Command("go", "build", "-o", bin, "../ledger")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build ledger: %v\n%s", err, out)
-	}
+	bin := buildLedger(t)
 	for _, tt := range []struct{ provider, epoch string }{
 		{provider: "mercadopago"},
 		// Stripe keeps 30 days of events: provider times from 20 days ago.
@@ -190,18 +154,55 @@ func TestSmokeOutageBackfill(t *testing.T) {
 
 func smokeOutageBackfill(t *testing.T, bin, provider, epoch string) {
 	db := pgtest.NewDatabase(t)
-	t.Setenv("LEDGER_DATABASE_URL", db)
+	t.Setenv("LEDGER_DATABASE_URL", db) // for the backfill --after-send runs
 	second := filepath.Join(t.TempDir(), "second.json")
 	backfill := bin + ` backfill --provider ` + provider + ` --since "$PAYSIM_OUTAGE_SINCE" --until "$PAYSIM_OUTAGE_UNTIL"`
 	args := []string{
-		"--payments", "200", "--seed", "20261202", "--api-addr", "127.0.0.1:0", "--providers", provider,
-		"--dup", "0.2", "--concurrency", "8", "--rate", "300", "--settle", "40s", "--token", "smoke-read-token",
+		"--payments", "200", "--seed", "20261202", "--providers", provider,
+		"--dup", "0.2", "--concurrency", "8", "--rate", "300",
 		"--outage", "300ms", "--outage-at", "200ms",
 		"--after-send", backfill + " && " + backfill + " --json > " + second,
 	}
 	if epoch != "" {
 		args = append(args, "--epoch", epoch, "--books=false")
 	}
+	rep := runSmoke(t, bin, db, args)
+	if rep.LostDeliveries == 0 {
+		t.Fatalf("the outage lost nothing: %+v", rep.Outage)
+	}
+	if !rep.OK || rep.Matched != rep.Payments {
+		t.Errorf("after the backfill %d of %d matched", rep.Matched, rep.Payments)
+	}
+	if rep.Converged[verdict.ByBackfill] == 0 {
+		t.Errorf("converged = %+v, want some by backfill", rep.Converged)
+	}
+	b, err := os.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again struct{ Fetched, New, Duplicates, Failed int }
+	if err := json.Unmarshal(b, &again); err != nil || again.New != 0 || again.Duplicates == 0 || again.Failed != 0 {
+		t.Errorf("second backfill = %s (%v), want only duplicates", b, err)
+	}
+}
+
+// buildLedger builds the ledger binary the smoke runs start.
+func buildLedger(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ledger")
+	build := exec.Command("go", "build", "-o", bin, "../ledger")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ledger: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runSmoke starts `ledger serve` (bin) on a fresh database db, runs paysim
+// with args (plus loopback addresses, a 40 s settle and the smoke token)
+// against it, logs the report and returns it.
+func runSmoke(t *testing.T, bin, db string, args []string) *verdict.Report {
+	t.Helper()
+	args = append([]string{"--api-addr", "127.0.0.1:0", "--settle", "40s", "--token", "smoke-read-token"}, args...)
 	cfg, err := parseConfig("run", args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -225,21 +226,5 @@ func smokeOutageBackfill(t *testing.T, bin, provider, epoch string) {
 	var text bytes.Buffer
 	rep.WriteText(&text)
 	t.Logf("\n%s", text.String())
-	if rep.LostDeliveries == 0 {
-		t.Fatalf("the outage lost nothing: %+v", rep.Outage)
-	}
-	if !rep.OK || rep.Matched != rep.Payments {
-		t.Errorf("after the backfill %d of %d matched", rep.Matched, rep.Payments)
-	}
-	if rep.Converged[verdict.ByBackfill] == 0 {
-		t.Errorf("converged = %+v, want some by backfill", rep.Converged)
-	}
-	b, err := os.ReadFile(second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var again struct{ Fetched, New, Duplicates, Failed int }
-	if err := json.Unmarshal(b, &again); err != nil || again.New != 0 || again.Duplicates == 0 || again.Failed != 0 {
-		t.Errorf("second backfill = %s (%v), want only duplicates", b, err)
-	}
+	return rep
 }
