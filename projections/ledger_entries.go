@@ -175,7 +175,7 @@ func encodeEntryCursor(b domain.Basis, at time.Time, id string) string {
 // or a KindInvalid error for anything encodeEntryCursor did not make for b.
 func decodeEntryCursor(c string, b domain.Basis) (time.Time, string, error) {
 	const op, msg = "projections: ledger entries", "malformed cursor"
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(c)
+	raw, err := decodeCanonical(c)
 	if err != nil {
 		return time.Time{}, "", domain.Invalid(op, msg, err)
 	}
