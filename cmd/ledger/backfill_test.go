@@ -14,6 +14,14 @@ import (
 	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/eventstore/postgres"
 	"github.com/payledger/payledger/providers"
+	"github.com/payledger/payledger/providers/providertest"
+)
+
+// providertest.Lister is the copy of lister every provider's tests assert:
+// the two must stay one contract.
+var (
+	_ lister              = providertest.Lister(nil)
+	_ providertest.Lister = lister(nil)
 )
 
 func TestBackfillOptions(t *testing.T) {

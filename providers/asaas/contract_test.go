@@ -14,6 +14,7 @@ var (
 	_ providertest.Provider      = (*Provider)(nil)
 	_ providertest.SourceChecker = (*Provider)(nil)
 	_ providertest.StatusFetcher = (*StatusClient)(nil)
+	_ providertest.Lister        = (*StatusClient)(nil)
 )
 
 func TestContract(t *testing.T) {

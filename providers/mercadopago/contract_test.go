@@ -13,6 +13,7 @@ import (
 var (
 	_ providertest.Provider      = (*Provider)(nil)
 	_ providertest.StatusFetcher = (*StatusClient)(nil)
+	_ providertest.Lister        = (*StatusClient)(nil)
 )
 
 // TestContract runs the suite with a freshness window, which is off by

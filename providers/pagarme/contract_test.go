@@ -15,6 +15,7 @@ import (
 var (
 	_ providertest.Provider      = (*Provider)(nil)
 	_ providertest.StatusFetcher = (*StatusClient)(nil)
+	_ providertest.Lister        = (*StatusClient)(nil)
 )
 
 // TestContract runs the suite with both schemes configured: RS256 against a

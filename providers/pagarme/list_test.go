@@ -292,14 +292,6 @@ func TestListPageBadCursor(t *testing.T) {
 	}
 }
 
-// lister is what a backfill asks of a provider's status client.
-type lister interface {
-	ListPage(ctx context.Context, w providers.Window, cursor string) (providers.Page, error)
-	Coverage() providers.Coverage
-}
-
-var _ lister = (*StatusClient)(nil)
-
 func TestCoverage(t *testing.T) {
 	if got := (&StatusClient{}).Coverage(); got != providers.CoverageCreated {
 		t.Errorf("Coverage = %q", got)

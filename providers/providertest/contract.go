@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 )
 
 // Provider is the webhook contract api declares as api.Provider. It is
@@ -36,4 +37,11 @@ type StatusFetcher interface {
 type FeeFetcher interface {
 	Name() string
 	FetchFee(ctx context.Context, providerPaymentID string) (*domain.FeeAssessed, error)
+}
+
+// Lister is the contract `ledger backfill` declares for a status client that
+// can also list a window (cmd/ledger's lister).
+type Lister interface {
+	ListPage(ctx context.Context, w providers.Window, cursor string) (providers.Page, error)
+	Coverage() providers.Coverage
 }
