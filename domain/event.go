@@ -79,6 +79,7 @@ func Types() map[string]func() Event {
 		TypePaymentStatusObserved: func() Event { return &PaymentStatusObserved{} },
 		TypeFeeAssessed:           func() Event { return &FeeAssessed{} },
 		TypeInquiryOpened:         func() Event { return &InquiryOpened{} },
+		TypeReconciliationChecked: func() Event { return &ReconciliationChecked{} },
 	}
 }
 

@@ -24,6 +24,9 @@ type folder struct {
 func (f *folder) flag(reason string) { f.s.ReviewReasons = addReason(f.s.ReviewReasons, reason) }
 
 func (f *folder) apply(e Event) {
+	if IsCheck(e) {
+		return // payledger's own record of asking the provider: no state of its own
+	}
 	m := e.EventMeta()
 	if f.s.EventCount == 0 {
 		f.s.Provider, f.s.ProviderPaymentID = m.Provider, m.ProviderPaymentID

@@ -56,8 +56,8 @@ func TestAudit(t *testing.T) {
 		},
 		{
 			name: "row of a stream without events",
-			corrupt: []string{`INSERT INTO payments (provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded, amount_disputed, created_at, updated_at, event_count)
-				VALUES ('stripe', 'pi_3QvD-ghost_4', 'confirmed', 'USD', 1, 0, 0, 0, now(), now(), 1)`},
+			corrupt: []string{`INSERT INTO payments (provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded, amount_disputed, created_at, updated_at, event_count, last_recorded_at, last_fact_at)
+				VALUES ('stripe', 'pi_3QvD-ghost_4', 'confirmed', 'USD', 1, 0, 0, 0, now(), now(), 1, now(), now())`},
 			want:    []AuditMismatch{{"stripe/pi_3QvD-ghost_4", "stream", "row present", "no events in payment-stripe-pi_3QvD-ghost_4"}},
 			checked: 4, rows: 4, folded: 8,
 		},

@@ -150,15 +150,10 @@ func (h *histories) purge() {
 }
 
 // fold returns the state of every key from its history.
-func fold(keys []paymentKey, hs map[paymentKey][]recorded) []domain.PaymentState {
-	states := make([]domain.PaymentState, 0, len(keys))
+func fold(keys []paymentKey, hs map[paymentKey][]recorded) []foldedRow {
+	rows := make([]foldedRow, 0, len(keys))
 	for _, k := range keys {
-		evs := make([]domain.Event, len(hs[k]))
-		for i, r := range hs[k] {
-			evs[i] = r.event
-		}
-		// The one state machine: the same fold the command path uses.
-		states = append(states, domain.Fold(evs...).State())
+		rows = append(rows, foldedRowOf(hs[k]))
 	}
-	return states
+	return rows
 }

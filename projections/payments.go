@@ -38,41 +38,87 @@ func affectedPayments(events []decoded) []paymentKey {
 // change is not rewritten, so replaying a batch leaves the table as it was.
 const upsertPaymentsSQL = `INSERT INTO payments AS p
 	(provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded,
-	 amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons)
+	 amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons,
+	 last_recorded_at, last_fact_at, notified_only)
 	SELECT u.provider, u.payment_id, u.status, u.currency, u.amount, u.captured, u.refunded,
 		u.disputed, u.fee, u.fee_currency, u.created_at, u.updated_at, u.event_count,
-		ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb))
+		ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb)),
+		u.last_recorded_at, u.last_fact_at, u.notified_only
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-		$8::bigint[], $9::bigint[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::text[])
+		$8::bigint[], $9::bigint[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::text[],
+		$15::timestamptz[], $16::timestamptz[], $17::boolean[])
 		AS u(provider, payment_id, status, currency, amount, captured, refunded,
-		     disputed, fee, fee_currency, created_at, updated_at, event_count, reasons)
+		     disputed, fee, fee_currency, created_at, updated_at, event_count, reasons,
+		     last_recorded_at, last_fact_at, notified_only)
 	ON CONFLICT (provider, provider_payment_id) DO UPDATE SET
 		status = excluded.status, currency = excluded.currency, amount = excluded.amount,
 		amount_captured = excluded.amount_captured, amount_refunded = excluded.amount_refunded,
 		amount_disputed = excluded.amount_disputed, fee = excluded.fee,
 		fee_currency = excluded.fee_currency, created_at = excluded.created_at,
 		updated_at = excluded.updated_at, event_count = excluded.event_count,
-		review_reasons = excluded.review_reasons, projected_at = now()
+		review_reasons = excluded.review_reasons, last_recorded_at = excluded.last_recorded_at,
+		last_fact_at = excluded.last_fact_at, notified_only = excluded.notified_only, projected_at = now()
 	WHERE (p.status, p.currency, p.amount, p.amount_captured, p.amount_refunded, p.amount_disputed,
-	       p.fee, p.fee_currency, p.created_at, p.updated_at, p.event_count, p.review_reasons)
+	       p.fee, p.fee_currency, p.created_at, p.updated_at, p.event_count, p.review_reasons,
+	       p.last_recorded_at, p.last_fact_at, p.notified_only)
 	   IS DISTINCT FROM
 	      (excluded.status, excluded.currency, excluded.amount, excluded.amount_captured,
 	       excluded.amount_refunded, excluded.amount_disputed, excluded.fee, excluded.fee_currency,
-	       excluded.created_at,
-	       excluded.updated_at, excluded.event_count, excluded.review_reasons)`
+	       excluded.created_at, excluded.updated_at, excluded.event_count, excluded.review_reasons,
+	       excluded.last_recorded_at, excluded.last_fact_at, excluded.notified_only)`
 
 // queueUpsertPayments queues upsertPaymentsSQL for states.
-func queueUpsertPayments(b *pgx.Batch, states []domain.PaymentState) error {
-	c := newPaymentColumns(len(states))
-	for _, s := range states {
-		if err := c.add(s); err != nil {
+func queueUpsertPayments(b *pgx.Batch, rows []foldedRow) error {
+	c := newPaymentColumns(len(rows))
+	for _, r := range rows {
+		if err := c.add(r); err != nil {
 			return err
 		}
 	}
-	queueExec(b, fmt.Sprintf("upsert %d payments", len(states)), nil, upsertPaymentsSQL, c.provider,
+	queueExec(b, fmt.Sprintf("upsert %d payments", len(rows)), nil, upsertPaymentsSQL, c.provider,
 		c.paymentID, c.status, c.currency, c.amount, c.captured, c.refunded, c.disputed, c.fee, c.feeCurrency, c.createdAt,
-		c.updatedAt, c.eventCount, c.reasons)
+		c.updatedAt, c.eventCount, c.reasons, c.lastRecorded, c.lastFact, c.notifiedOnly)
 	return nil
+}
+
+// foldedRow is a payments row as the projector writes it: the folded state and what the reconciler
+// selects by (migrations/00008_reconciliation.sql).
+type foldedRow struct {
+	state        domain.PaymentState
+	lastRecorded time.Time // newest fact, checks included
+	lastFact     time.Time // newest provider fact
+	notifiedOnly bool      // every provider fact is a bare notification
+}
+
+// foldedRowOf folds one payment's history (in revision order) into its row.
+func foldedRowOf(h []recorded) foldedRow {
+	evs := make([]domain.Event, len(h))
+	r := foldedRow{notifiedOnly: true}
+	facts := 0
+	for i, rec := range h {
+		evs[i] = rec.event
+		if rec.recordedAt.After(r.lastRecorded) {
+			r.lastRecorded = rec.recordedAt
+		}
+		if domain.IsCheck(rec.event) {
+			continue
+		}
+		facts++
+		if rec.recordedAt.After(r.lastFact) {
+			r.lastFact = rec.recordedAt
+		}
+		if _, ok := rec.event.(*domain.PaymentNotified); !ok {
+			r.notifiedOnly = false
+		}
+	}
+	if facts == 0 {
+		// Only checks (never written: checks follow a provider fact) date
+		// the payment by them rather than by the zero time.
+		r.lastFact, r.notifiedOnly = r.lastRecorded, false
+	}
+	// The one state machine: the same fold the command path uses.
+	r.state = domain.Fold(evs...).State()
+	return r
 }
 
 // paymentColumns holds payment states column by column for unnest.
@@ -84,6 +130,8 @@ type paymentColumns struct {
 	createdAt, updatedAt                  []time.Time
 	eventCount                            []int32
 	reasons                               []string // JSON arrays: unnest cannot carry ragged text[][]
+	lastRecorded, lastFact                []time.Time
+	notifiedOnly                          []bool
 }
 
 func newPaymentColumns(n int) *paymentColumns {
@@ -95,10 +143,12 @@ func newPaymentColumns(n int) *paymentColumns {
 		fee: make([]int64, 0, n), feeCurrency: make([]string, 0, n),
 		createdAt: make([]time.Time, 0, n), updatedAt: make([]time.Time, 0, n),
 		eventCount: make([]int32, 0, n), reasons: make([]string, 0, n),
+		lastRecorded: make([]time.Time, 0, n), lastFact: make([]time.Time, 0, n), notifiedOnly: make([]bool, 0, n),
 	}
 }
 
-func (c *paymentColumns) add(s domain.PaymentState) error {
+func (c *paymentColumns) add(r foldedRow) error {
+	s := r.state
 	reasons, err := json.Marshal(nonNil(s.ReviewReasons))
 	if err != nil {
 		return fmt.Errorf("encode review reasons of %s/%s: %w", s.Provider, s.ProviderPaymentID, err)
@@ -117,6 +167,9 @@ func (c *paymentColumns) add(s domain.PaymentState) error {
 	c.updatedAt = append(c.updatedAt, s.UpdatedAt)
 	c.eventCount = append(c.eventCount, int32(s.EventCount))
 	c.reasons = append(c.reasons, string(reasons))
+	c.lastRecorded = append(c.lastRecorded, r.lastRecorded)
+	c.lastFact = append(c.lastFact, r.lastFact)
+	c.notifiedOnly = append(c.notifiedOnly, r.notifiedOnly)
 	return nil
 }
 
