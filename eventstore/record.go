@@ -17,6 +17,9 @@ const (
 	SourceWebhook  = "webhook"  // a verified delivery
 	SourceAPI      = "api"      // a background fetch from the provider's API (status, fee)
 	SourceBackfill = "backfill" // `ledger backfill`: the provider's list API, mapped as its webhooks or fetches are
+	// SourceReconciliation: the reconciler's check of a payment in doubt:
+	// the provider's status API, and the check itself.
+	SourceReconciliation = "reconciliation"
 )
 
 // ErrNotStored marks a Record failure of the store itself (after the
