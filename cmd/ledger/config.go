@@ -30,6 +30,7 @@ type Config struct {
 	Pagarme              PagarmeConfig
 	JobsMaxAttempts      int
 	JobsRescueAfter      time.Duration
+	Reconcile            ReconcileConfig
 	Tokens               []api.Token
 	LogLevel             slog.Level
 	LogFormat            string // json or text
@@ -74,6 +75,16 @@ type PagarmeConfig struct {
 	APIBase string
 }
 
+// ReconcileConfig is LEDGER_RECONCILE_*: the reconciler's schedule and
+// manners (README, "Reconciliation").
+type ReconcileConfig struct {
+	Interval time.Duration // between passes; 0: no periodic pass
+	After    time.Duration // quiet this long, a payment not final is in doubt
+	Sample   float64       // share of the payments finished in the last 24 h re-checked at every pass
+	Rate     float64       // calls per second per provider, the status client's retries included
+	Cooldown time.Duration // an open breaker refuses checks this long
+}
+
 // DefaultDatabaseURL is the local Postgres that `make run` and the tests use.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/payledger?sslmode=disable"
 
@@ -108,6 +119,11 @@ func (c *Config) settings() []setting {
 	return append(s,
 		integer("LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 12, 1, 100),
 		duration("LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 0, 2*time.Minute), // 0: the jobs default
+		durationOrOff("LEDGER_RECONCILE_INTERVAL", &c.Reconcile.Interval, 5*time.Minute, time.Second),
+		duration("LEDGER_RECONCILE_AFTER", &c.Reconcile.After, 30*time.Minute, time.Second),
+		fraction("LEDGER_RECONCILE_SAMPLE", &c.Reconcile.Sample, 0.01),
+		positive("LEDGER_RECONCILE_RATE", &c.Reconcile.Rate, 5, 1000),
+		duration("LEDGER_RECONCILE_COOLDOWN", &c.Reconcile.Cooldown, time.Minute, time.Second),
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},

@@ -123,3 +123,48 @@ func TestConfigProviderProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigReconcile(t *testing.T) {
+	def := ReconcileConfig{Interval: 5 * time.Minute, After: 30 * time.Minute, Sample: 0.01, Rate: 5, Cooldown: time.Minute}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want ReconcileConfig
+		bad  string // the variable the error names; "" when valid
+	}{
+		{"defaults", nil, def, ""},
+		{"set", map[string]string{"LEDGER_RECONCILE_INTERVAL": "30s", "LEDGER_RECONCILE_AFTER": "1s",
+			"LEDGER_RECONCILE_SAMPLE": "1", "LEDGER_RECONCILE_RATE": "0.5", "LEDGER_RECONCILE_COOLDOWN": "2m"},
+			ReconcileConfig{Interval: 30 * time.Second, After: time.Second, Sample: 1, Rate: 0.5, Cooldown: 2 * time.Minute}, ""},
+		{"interval 0 disables", map[string]string{"LEDGER_RECONCILE_INTERVAL": "0", "LEDGER_RECONCILE_SAMPLE": "0"},
+			ReconcileConfig{After: def.After, Rate: def.Rate, Cooldown: def.Cooldown}, ""},
+		{"interval 0s disables", map[string]string{"LEDGER_RECONCILE_INTERVAL": "0s"},
+			ReconcileConfig{After: def.After, Sample: def.Sample, Rate: def.Rate, Cooldown: def.Cooldown}, ""},
+		{"interval below a second", map[string]string{"LEDGER_RECONCILE_INTERVAL": "500ms"}, def, "LEDGER_RECONCILE_INTERVAL"},
+		{"interval not a duration", map[string]string{"LEDGER_RECONCILE_INTERVAL": "5"}, def, "LEDGER_RECONCILE_INTERVAL"},
+		{"after 0", map[string]string{"LEDGER_RECONCILE_AFTER": "0"}, def, "LEDGER_RECONCILE_AFTER"},
+		{"sample above 1", map[string]string{"LEDGER_RECONCILE_SAMPLE": "1.5"}, def, "LEDGER_RECONCILE_SAMPLE"},
+		{"sample negative", map[string]string{"LEDGER_RECONCILE_SAMPLE": "-0.1"}, def, "LEDGER_RECONCILE_SAMPLE"},
+		{"sample NaN", map[string]string{"LEDGER_RECONCILE_SAMPLE": "NaN"}, def, "LEDGER_RECONCILE_SAMPLE"},
+		{"rate 0", map[string]string{"LEDGER_RECONCILE_RATE": "0"}, def, "LEDGER_RECONCILE_RATE"},
+		{"rate words", map[string]string{"LEDGER_RECONCILE_RATE": "fast"}, def, "LEDGER_RECONCILE_RATE"},
+		{"cooldown short", map[string]string{"LEDGER_RECONCILE_COOLDOWN": "10ms"}, def, "LEDGER_RECONCILE_COOLDOWN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := configFromEnv(env(tt.env))
+			if tt.bad != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.bad) {
+					t.Fatalf("error = %v, want one naming %s", err, tt.bad)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Reconcile != tt.want {
+				t.Errorf("Reconcile = %+v, want %+v", c.Reconcile, tt.want)
+			}
+		})
+	}
+}

@@ -42,6 +42,54 @@ func duration(name string, dst *time.Duration, def, min time.Duration) setting {
 	}}
 }
 
+// durationOrOff is duration, with "0" (or "0s") switching the feature off.
+func durationOrOff(name string, dst *time.Duration, def, min time.Duration) setting {
+	on := duration(name, dst, def, min)
+	return setting{name, func(raw string) error {
+		raw = strings.TrimSpace(raw)
+		if v, err := time.ParseDuration(raw); err == nil && v == 0 {
+			*dst = 0
+			return nil
+		}
+		if err := on.parse(raw); err != nil {
+			return fmt.Errorf("%w, or 0 to switch it off", err)
+		}
+		return nil
+	}}
+}
+
+// fraction is a share in [0, 1], def when unset.
+func fraction(name string, dst *float64, def float64) setting {
+	return setting{name, func(raw string) error {
+		*dst = def
+		if raw = strings.TrimSpace(raw); raw == "" {
+			return nil
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%s=%q: want a share from 0 to 1 such as 0.01", name, raw)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
+// positive is a number above 0 and at most max, def when unset.
+func positive(name string, dst *float64, def, max float64) setting {
+	return setting{name, func(raw string) error {
+		*dst = def
+		if raw = strings.TrimSpace(raw); raw == "" {
+			return nil
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || !(v > 0 && v <= max) {
+			return fmt.Errorf("%s=%q: want a number above 0 and at most %g such as 5", name, raw, max)
+		}
+		*dst = v
+		return nil
+	}}
+}
+
 // integer is a setting from min to max, def when unset.
 func integer(name string, dst *int, def, min, max int) setting {
 	return setting{name, func(raw string) error {
