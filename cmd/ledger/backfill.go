@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
@@ -114,7 +113,7 @@ func backfillLister(cfg Config, name string) (lister, error) {
 		if p.name != name {
 			continue
 		}
-		st, err := p.status(cfg)
+		st, err := p.status(cfg, nil)
 		if err != nil {
 			return nil, fmt.Errorf("backfill: %s API client: %w", name, err)
 		}
@@ -136,21 +135,11 @@ func backfill(ctx context.Context, e *environment, o backfillOptions) error {
 	if err != nil {
 		return err
 	}
-	open := openPool
-	if e.cfg.EventStoreURL == "" {
-		open = openStorePool
-	}
-	pool, err := open(ctx, e.cfg.DatabaseURL, e.logger)
+	pool, store, err := openCommandStores(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	store, err := openEventStore(ctx, e.cfg, pool, func(ctx context.Context, u string) (*pgxpool.Pool, error) {
-		return openStorePool(ctx, u, e.logger)
-	}, e.logger)
-	if err != nil {
-		return err
-	}
 	defer store.close()
 
 	rep := backfillReport{Provider: o.Provider, Since: o.Since, Until: o.Until, Coverage: l.Coverage(), DryRun: o.DryRun, Errors: []string{}}

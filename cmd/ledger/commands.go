@@ -37,6 +37,9 @@ func commands() []command {
 		{name: "backfill", define: backfillFlags,
 			summary: "recover an outage: store what the provider's list API holds for a window, through the\n" +
 				"webhook path (stored facts are duplicates); --dry-run stores nothing; exit status 1 on failures"},
+		{name: "reconcile", define: reconcileFlags,
+			summary: "run one reconciliation pass now: ask the providers about the payments in doubt and record\n" +
+				"what they say; --dry-run appends nothing; exit status 1 when checks failed"},
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
 				"is stored twice and every stream has a row; exit status 1 on any problem"},

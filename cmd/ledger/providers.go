@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"time"
 
@@ -24,8 +25,9 @@ type provider struct {
 	// webhook builds its verifier; nil and no error leaves it disabled, so
 	// its endpoint answers 404: a provider is disabled, never open.
 	webhook func(c Config, logger *slog.Logger) (api.Provider, error)
-	// status builds the status client jobs fetch with; nil: not configured.
-	status func(c Config) (jobs.StatusFetcher, error)
+	// status builds the status client jobs fetch with, over hc (nil: a
+	// default client); nil and no error: not configured.
+	status func(c Config, hc *http.Client) (jobs.StatusFetcher, error)
 	// enrich: its notifications carry no status, so every one is followed
 	// by a fetch (when it has a status client).
 	enrich bool
@@ -82,21 +84,18 @@ func stripeProvider() provider {
 			p, err := stripe.New(cfg)
 			return p, err
 		},
-		status: func(c Config) (jobs.StatusFetcher, error) {
+		status: func(c Config, hc *http.Client) (jobs.StatusFetcher, error) {
 			if c.StripeAPIKey == "" {
 				return nil, nil
 			}
-			s, err := stripeStatusClient(c)
+			s, err := stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey,
+				Options: rest.Options{BaseURL: c.StripeAPIBase, HTTPClient: hc}})
 			return s, err
 		},
 		// The balance transaction's fee, fetched after each success when
 		// LEDGER_STRIPE_API_KEY is set.
 		fees: true,
 	}
-}
-
-func stripeStatusClient(c Config) (*stripe.StatusClient, error) {
-	return stripe.NewStatusClient(stripe.StatusConfig{SecretKey: c.StripeAPIKey, Options: rest.Options{BaseURL: c.StripeAPIBase}})
 }
 
 func mercadoPagoProvider() provider {
@@ -124,12 +123,12 @@ func mercadoPagoProvider() provider {
 			}
 			return p, err
 		},
-		status: func(c Config) (jobs.StatusFetcher, error) {
+		status: func(c Config, hc *http.Client) (jobs.StatusFetcher, error) {
 			mp := c.MercadoPago
 			if len(mp.Secrets) == 0 || mp.AccessToken == "" {
 				return nil, nil
 			}
-			s, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, Options: rest.Options{BaseURL: mp.APIBase}})
+			s, err := mercadopago.NewStatusClient(mercadopago.StatusConfig{AccessToken: mp.AccessToken, Options: rest.Options{BaseURL: mp.APIBase, HTTPClient: hc}})
 			return s, err
 		},
 		enrich: true,
@@ -165,13 +164,13 @@ func asaasProvider() provider {
 			}
 			return p, err
 		},
-		status: func(c Config) (jobs.StatusFetcher, error) {
+		status: func(c Config, hc *http.Client) (jobs.StatusFetcher, error) {
 			as := c.Asaas
 			if as.APIKey == "" {
 				return nil, nil
 			}
 			s, err := asaas.NewStatusClient(asaas.StatusConfig{APIKey: as.APIKey,
-				Options: rest.Options{BaseURL: as.APIBase, UserAgent: as.UserAgent}})
+				Options: rest.Options{BaseURL: as.APIBase, UserAgent: as.UserAgent, HTTPClient: hc}})
 			return s, err
 		},
 	}
@@ -218,11 +217,11 @@ func pagarmeProvider() provider {
 			p, err := pagarme.New(pagarme.Config{JWKSURL: pg.JWKSURL, Secrets: pg.Secrets})
 			return p, err
 		},
-		status: func(c Config) (jobs.StatusFetcher, error) {
+		status: func(c Config, hc *http.Client) (jobs.StatusFetcher, error) {
 			if c.Pagarme.APIKey == "" {
 				return nil, nil
 			}
-			s, err := pagarme.NewStatusClient(pagarme.StatusConfig{SecretKey: c.Pagarme.APIKey, Options: rest.Options{BaseURL: c.Pagarme.APIBase}})
+			s, err := pagarme.NewStatusClient(pagarme.StatusConfig{SecretKey: c.Pagarme.APIKey, Options: rest.Options{BaseURL: c.Pagarme.APIBase, HTTPClient: hc}})
 			return s, err
 		},
 	}
@@ -262,7 +261,7 @@ func (w *wiredProviders) add(p provider, cfg Config, logger *slog.Logger) error 
 	if hook != nil {
 		w.webhooks = append(w.webhooks, hook)
 	}
-	fetcher, err := p.status(cfg)
+	fetcher, err := p.status(cfg, nil)
 	if err != nil {
 		return fmt.Errorf("%s status client: %w", p.name, err)
 	}

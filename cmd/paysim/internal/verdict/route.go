@@ -42,7 +42,8 @@ type Convergence struct {
 //     every state_after is the final truth. If the ledger stored it from a
 //     backfill (metadata source "backfill"), or it is a withheld webhook
 //     (its own provider event ID, which only Stripe's event list returns),
-//     by backfill. If it is an observation (provider_event_type "api.…",
+//     by backfill. If the reconciler stored it (source "reconciliation"), by
+//     reconciliation. If it is another observation (provider_event_type "api.…",
 //     unsigned), by reconciliation, except a Mercado Pago observation
 //     recorded before the delivery phase ended: that is the fetch of a
 //     delivered notification (the provider's state runs ahead of its
@@ -57,6 +58,8 @@ func Converged(c Convergence) Route {
 		return Unclassified
 	case e.Metadata.Source == "backfill" || slices.Contains(c.Unsent, e.ProviderEventID):
 		return ByBackfill
+	case e.Metadata.Source == "reconciliation":
+		return ByReconciliation
 	case strings.HasPrefix(e.Metadata.ProviderEventType, "api.") && e.Metadata.SignatureHeader == "":
 		if c.Payment.Provider == truth.MercadoPago && e.RecordedAt.Before(c.Delivered) {
 			return ByWebhook
