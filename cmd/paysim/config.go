@@ -31,6 +31,7 @@ type Config struct {
 	Chaos       deliver.Chaos
 	Loss        deliver.Loss // webhooks the providers never send (--drop, --outage)
 	AfterSend   string       // a shell command run once every send is done, before the read-back (--after-send)
+	CheckLog    bool         // check the ledger's reconciliation log against what was dropped (--reconciliation-log)
 	Epoch       time.Time    // provider time of the first payment (--epoch)
 	Concurrency int
 	Rate        float64 // sends started per second, open loop; 0: as fast as --concurrency allows
@@ -56,6 +57,8 @@ func (c *Config) lossFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.AfterSend, "after-send", "", "a shell command (sh -c) to run once every send is done and before the read-back, with the\n"+
 		"outage's provider-time span in PAYSIM_OUTAGE_SINCE and PAYSIM_OUTAGE_UNTIL (RFC 3339; until excluded): e.g.\n"+
 		"'ledger backfill --provider stripe --since $PAYSIM_OUTAGE_SINCE --until $PAYSIM_OUTAGE_UNTIL'; paysim fails if it fails")
+	fs.BoolVar(&c.CheckLog, "reconciliation-log", false, "after the read-back, check GET /v1/reconciliation/log: one corrected (missing_webhook) row\n"+
+		"per payment --drop withheld from, none for a payment nothing was withheld from")
 	fs.DurationVar(&c.Loss.Outage, "outage", 0, "a window this long in which every delivery fails at the provider side and is never retried (lost); 0: none")
 	c.Epoch = gen.Epoch()
 	fs.Func("epoch", "provider time the first payment starts at, RFC 3339 (default "+gen.Epoch().Format(time.RFC3339)+

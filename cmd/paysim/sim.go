@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"time"
@@ -115,6 +116,13 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		rep.SetConverged(verdict.Classify(ctx, r, readings, totals.Unsent, settleStart, s.cfg.Concurrency))
 	}
 	meter.Fill(rep)
+	if s.cfg.CheckLog && readings != nil {
+		rows, err := r.Checks(ctx, url.Values{})
+		if err != nil {
+			return nil, fmt.Errorf("paysim: %w", err)
+		}
+		rep.SetLogCheck(verdict.CheckLog(rows, totals.Dropped, totals.Unsent))
+	}
 	if s.cfg.Books {
 		rep.SetBooks(books.check(ctx, settleStart.Add(s.cfg.Settle)))
 	}

@@ -186,6 +186,54 @@ func smokeOutageBackfill(t *testing.T, bin, provider, epoch string) {
 	}
 }
 
+// TestSmokeDropReconcile is issue 17's reconciliation check: a tenth of the
+// payments never get their final webhooks (the provider gave up), and
+// `ledger serve`'s reconciler, asking the fake APIs about payments quiet for
+// 3 s, converges every one of them: 0 wrong, 0 missing, one corrected
+// (missing_webhook) row in the log per dropped payment and none for the
+// others. A second pass over everything not final changes nothing.
+func TestSmokeDropReconcile(t *testing.T) {
+	bin := buildLedger(t)
+	for _, provider := range []string{"mercadopago", "stripe", "asaas", "pagarme"} {
+		t.Run(provider, func(t *testing.T) {
+			db := pgtest.NewDatabase(t)
+			rep, env := runSmokeEnv(t, bin, db, []string{
+				"--payments", "200", "--seed", "20261203", "--providers", provider,
+				"--dup", "0.2", "--concurrency", "8", "--rate", "400", "--drop", "0.1", "--reconciliation-log",
+			}, map[string]string{"LEDGER_RECONCILE_INTERVAL": "1s", "LEDGER_RECONCILE_AFTER": "3s", "LEDGER_RECONCILE_SAMPLE": "0",
+				"LEDGER_RECONCILE_RATE": "200"})
+			if rep.DroppedPayments == 0 {
+				t.Fatal("nothing was dropped")
+			}
+			if !rep.OK || rep.Matched != rep.Payments || !rep.Reconciliation.OK() {
+				t.Errorf("%d of %d matched; reconciliation log %+v", rep.Matched, rep.Payments, rep.Reconciliation)
+			}
+			if rep.Converged[verdict.ByReconciliation] == 0 {
+				t.Errorf("converged = %+v, want some by reconciliation", rep.Converged)
+			}
+			cmd := exec.Command(bin, "reconcile", "--older-than", "0s", "--json")
+			for k, v := range env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			out, err := cmd.Output()
+			var again struct {
+				Providers []struct {
+					Provider string
+					Checks   map[string]int
+				}
+			}
+			if jerr := json.Unmarshal(out, &again); err != nil || jerr != nil {
+				t.Fatalf("second pass: %v %v\n%s", err, jerr, out)
+			}
+			for _, p := range again.Providers {
+				if p.Checks["corrected"] != 0 || p.Checks["failed"] != 0 {
+					t.Errorf("second pass changed something: %s", out)
+				}
+			}
+		})
+	}
+}
+
 // buildLedger builds the ledger binary the smoke runs start.
 func buildLedger(t *testing.T) string {
 	t.Helper()
@@ -202,6 +250,15 @@ func buildLedger(t *testing.T) string {
 // against it, logs the report and returns it.
 func runSmoke(t *testing.T, bin, db string, args []string) *verdict.Report {
 	t.Helper()
+	rep, _ := runSmokeEnv(t, bin, db, args, nil)
+	return rep
+}
+
+// runSmokeEnv is runSmoke with extra variables for the ledger; it also
+// returns the ledger's whole environment (the fake APIs' credentials
+// included), for a command run against the same ledger afterwards.
+func runSmokeEnv(t *testing.T, bin, db string, args []string, extra map[string]string) (*verdict.Report, map[string]string) {
+	t.Helper()
 	args = append([]string{"--api-addr", "127.0.0.1:0", "--settle", "40s", "--token", "smoke-read-token"}, args...)
 	cfg, err := parseConfig("run", args, io.Discard)
 	if err != nil {
@@ -216,6 +273,9 @@ func runSmoke(t *testing.T, bin, db string, args []string) *verdict.Report {
 	for _, kv := range s.env() {
 		env[kv[0]] = kv[1]
 	}
+	for k, v := range extra {
+		env[k] = v
+	}
 	addr := startLedger(t, bin, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -226,5 +286,5 @@ func runSmoke(t *testing.T, bin, db string, args []string) *verdict.Report {
 	var text bytes.Buffer
 	rep.WriteText(&text)
 	t.Logf("\n%s", text.String())
-	return rep
+	return rep, env
 }

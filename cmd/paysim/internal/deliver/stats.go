@@ -101,6 +101,7 @@ type Totals struct {
 	LostPayments                     int
 	Lost                             []Withheld          // every lost send
 	Unsent                           map[string][]string // payment key → its webhooks (event IDs) never acknowledged because withheld
+	Dropped                          map[string]bool     // payment keys whose final webhooks were dropped
 }
 
 // Totals sums the records up, checking every webhook of payments.
@@ -145,7 +146,7 @@ func (s *Stats) Totals(payments []*truth.Payment) Totals {
 			t.LostPayments++
 		}
 	}
-	t.DroppedPayments = len(dropped)
+	t.DroppedPayments, t.Dropped = len(dropped), dropped
 	slices.Sort(t.Latencies)
 	return t
 }

@@ -52,7 +52,8 @@ type Report struct {
 	APIFetches      map[string]int64 `json:"api_fetches"`        // provider API calls the ledger made
 	Books           *BooksCheck      `json:"books,omitempty"`    // the ledger check; nil when not made (--books=false, --ack-only)
 	Withheld                         // what the providers never delivered (--drop, --outage)
-	Converged       map[Route]int    `json:"converged,omitempty"` // matched payments by how they converged (Converged)
+	Converged       map[Route]int    `json:"converged,omitempty"`      // matched payments by how they converged (Converged)
+	Reconciliation  *LogCheck        `json:"reconciliation,omitempty"` // the reconciliation log check (--reconciliation-log)
 	DeliverySeconds float64          `json:"delivery_seconds"`
 	SettleSeconds   float64          `json:"settle_seconds"`
 	DurationSeconds float64          `json:"duration_seconds"`
@@ -220,6 +221,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	r.Reconciliation.writeText(w)
 	fmt.Fprintf(w, "  ledger said %s; accepted twice: %d\n", counts(r.Outcomes), r.AcceptedTwice)
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "    gave up: %s\n", f)
