@@ -112,8 +112,11 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 	readings := s.settle(ctx, r, meter, totals.Unsent, settleStart.Add(s.cfg.Settle))
 	rep := verdict.Build(s.cfg.Seed, s.payments, readings, totals, s.api.FetchCounts())
 	rep.SetOutage(sender.Outage())
+	var routes map[string]verdict.Route
 	if readings != nil {
-		rep.SetConverged(verdict.Classify(ctx, r, readings, totals.Unsent, settleStart, s.cfg.Concurrency))
+		var counts map[verdict.Route]int
+		counts, routes = verdict.Classify(ctx, r, readings, totals.Unsent, settleStart, s.cfg.Concurrency)
+		rep.SetConverged(counts)
 	}
 	meter.Fill(rep)
 	if s.cfg.CheckLog && readings != nil {
@@ -121,7 +124,7 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		if err != nil {
 			return nil, fmt.Errorf("paysim: %w", err)
 		}
-		rep.SetLogCheck(verdict.CheckLog(rows, totals.Dropped, totals.Unsent))
+		rep.SetLogCheck(verdict.CheckLog(rows, totals.Dropped, totals.Unsent, routes))
 	}
 	if s.cfg.Books {
 		rep.SetBooks(books.check(ctx, settleStart.Add(s.cfg.Settle)))

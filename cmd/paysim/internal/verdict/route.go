@@ -89,8 +89,9 @@ func converging(want truth.State, events []readapi.Event) (readapi.Event, bool) 
 // Classify counts the matched payments of readings by Route, reading the
 // events of those with withheld webhooks only (the others converged by
 // webhook by definition).
-func Classify(ctx context.Context, c *readapi.Client, readings Readings, unsent map[string][]string, delivered time.Time, workers int) map[Route]int {
+func Classify(ctx context.Context, c *readapi.Client, readings Readings, unsent map[string][]string, delivered time.Time, workers int) (map[Route]int, map[string]Route) {
 	out := map[Route]int{}
+	each := map[string]Route{} // the withheld-from payments' routes, by key
 	var todo []*truth.Payment
 	for p, r := range readings {
 		switch {
@@ -115,6 +116,7 @@ func Classify(ctx context.Context, c *readapi.Client, readings Readings, unsent 
 				}
 				mu.Lock()
 				out[route]++
+				each[p.Key()] = route
 				mu.Unlock()
 			}
 		}()
@@ -124,5 +126,5 @@ func Classify(ctx context.Context, c *readapi.Client, readings Readings, unsent 
 	}
 	close(next)
 	wg.Wait()
-	return out
+	return out, each
 }
