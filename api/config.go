@@ -12,6 +12,7 @@ const (
 	DefaultMaxBodyBytes   = 1 << 20 // Stripe payloads are a few KiB; 1 MiB is generous
 	DefaultAppendAttempts = 5
 	DefaultWebhookTimeout = 10 * time.Second
+	DefaultReconcileAfter = 30 * time.Minute
 )
 
 // Config is the server's tunables. Zero fields take the defaults above.
@@ -44,6 +45,11 @@ type Config struct {
 	// provider it has an adapter for, so a read-only process without webhook
 	// secrets, or a provider switched off, still answers for its history.
 	LedgerProviders []string
+	// ReconcileAfter is how long a payment that is not final stays quiet
+	// before it is in doubt (LEDGER_RECONCILE_AFTER): the summary's in_doubt
+	// counts payments with no fact recorded since Now() − ReconcileAfter,
+	// the reconciler's own threshold.
+	ReconcileAfter time.Duration
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -63,6 +69,9 @@ func (c Config) withDefaults() Config {
 	if c.WebhookTimeout == 0 {
 		c.WebhookTimeout = DefaultWebhookTimeout
 	}
+	if c.ReconcileAfter == 0 {
+		c.ReconcileAfter = DefaultReconcileAfter
+	}
 	return c
 }
 
@@ -77,6 +86,9 @@ func (c Config) validate() error {
 	}
 	if c.WebhookTimeout < 0 {
 		errs = append(errs, fmt.Errorf("webhook timeout %s is negative", c.WebhookTimeout))
+	}
+	if c.ReconcileAfter < 0 {
+		errs = append(errs, fmt.Errorf("reconcile after %s is negative", c.ReconcileAfter))
 	}
 	if err := validateTokens(c.Tokens); err != nil {
 		errs = append(errs, fmt.Errorf("tokens: %w", err))

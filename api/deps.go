@@ -72,3 +72,22 @@ type Check struct {
 	Name string
 	Run  func(ctx context.Context) error
 }
+
+// ReconciliationReader answers the reconciliation routes from the
+// reconciliation log and the payments read model.
+type ReconciliationReader interface {
+	// Checks returns one page of the log, newest first; a bad limit or
+	// cursor is KindInvalid.
+	Checks(ctx context.Context, q domain.CheckQuery) (domain.CheckPage, error)
+	// ReconciliationSummary counts each provider's checks since since and
+	// totals the payments in doubt: not final and with no fact recorded
+	// since quietSince.
+	ReconciliationSummary(ctx context.Context, since, quietSince time.Time) (domain.ReconciliationSummary, error)
+}
+
+// ReconcileEnqueuer queues an on-demand reconciliation check of one
+// payment. An error of domain.KindConflict means the provider has no API
+// credentials configured, so it cannot be asked (409 with its message).
+type ReconcileEnqueuer interface {
+	EnqueueReconcile(ctx context.Context, provider, providerPaymentID string) (jobID int64, err error)
+}

@@ -73,8 +73,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeErrorBody(w, r, status, kind.String(), msg)
 }
 
-// writeErrorBody writes the error envelope. Only writeError and the 405
-// handler (405 is a routing outcome, not a domain kind) call it.
+// writeErrorBody writes the error envelope. Only writeError, the 405
+// handler (405 is a routing outcome, not a domain kind) and writeForbidden
+// (403, a role outcome) call it.
 func (s *Server) writeErrorBody(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	body := errorBody{Error: errorDetail{Code: code, Message: msg}, RequestID: requestIDFrom(r.Context())}
 	b, err := json.Marshal(body)

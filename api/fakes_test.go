@@ -312,3 +312,68 @@ func (fe fakeEvent) event(d fakeDelivery) domain.Event {
 	}
 	return nil
 }
+
+// fakeRecon is a ReconciliationReader whose behaviour each test supplies.
+// It records every query it is given.
+type fakeRecon struct {
+	ChecksFn  func(ctx context.Context, q domain.CheckQuery) (domain.CheckPage, error)
+	SummaryFn func(ctx context.Context, since, quietSince time.Time) (domain.ReconciliationSummary, error)
+
+	mu        sync.Mutex
+	checkQs   []domain.CheckQuery
+	summaryQs [][2]time.Time
+}
+
+var _ ReconciliationReader = (*fakeRecon)(nil)
+
+func (f *fakeRecon) Checks(ctx context.Context, q domain.CheckQuery) (domain.CheckPage, error) {
+	f.mu.Lock()
+	f.checkQs = append(f.checkQs, q)
+	f.mu.Unlock()
+	if f.ChecksFn == nil {
+		return domain.CheckPage{}, errors.New("fake reconciliation: unexpected Checks")
+	}
+	return f.ChecksFn(ctx, q)
+}
+
+func (f *fakeRecon) ReconciliationSummary(ctx context.Context, since, quietSince time.Time) (domain.ReconciliationSummary, error) {
+	f.mu.Lock()
+	f.summaryQs = append(f.summaryQs, [2]time.Time{since, quietSince})
+	f.mu.Unlock()
+	if f.SummaryFn == nil {
+		return domain.ReconciliationSummary{}, errors.New("fake reconciliation: unexpected ReconciliationSummary")
+	}
+	return f.SummaryFn(ctx, since, quietSince)
+}
+
+func (f *fakeRecon) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.checkQs) + len(f.summaryQs)
+}
+
+// fakeEnqueuer is a ReconcileEnqueuer whose behaviour each test supplies.
+type fakeEnqueuer struct {
+	EnqueueFn func(ctx context.Context, provider, providerPaymentID string) (int64, error)
+
+	mu    sync.Mutex
+	asked []string // provider/id
+}
+
+var _ ReconcileEnqueuer = (*fakeEnqueuer)(nil)
+
+func (f *fakeEnqueuer) EnqueueReconcile(ctx context.Context, provider, providerPaymentID string) (int64, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, provider+"/"+providerPaymentID)
+	f.mu.Unlock()
+	if f.EnqueueFn == nil {
+		return 0, errors.New("fake enqueuer: unexpected EnqueueReconcile")
+	}
+	return f.EnqueueFn(ctx, provider, providerPaymentID)
+}
+
+func (f *fakeEnqueuer) calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.asked...)
+}

@@ -45,6 +45,9 @@ func newEnv(t *testing.T) *testEnv {
 			Ledger:    &fakeLedger{},
 			Providers: []Provider{newFakepay(fakeSecret)},
 			Registry:  prometheus.NewRegistry(),
+
+			Reconciliation: &fakeRecon{},
+			Reconcile:      &fakeEnqueuer{},
 		},
 		store: store,
 	}

@@ -133,6 +133,21 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			`"effective_at":"2025-03-01T12:00:00Z","recorded_at":"2025-03-02T08:00:00Z","cause_event_id":"5b0c8a3e",` + reverses +
 			`"lines":[{"account":"provider_balance","debit":0,"credit":2000},{"account":"sales","debit":2000,"credit":0}]}],"next_cursor":""}`
 	}
+	check := func(fields string) string {
+		return `{"stream":"payment-stripe-pi_1","events":[{"event_id":"5b0c8a3e-6f1d-5a8e-9c41-2d7e0f3b9a10",` +
+			`"provider_event_id":"reconciliation:pass-1:pi_1","type":"payment.reconciliation_checked.v1",` +
+			`"occurred_at":"2025-03-01T12:00:00Z","recorded_at":"2025-03-01T12:00:01Z","revision":0,"data":{"provider":"stripe",` +
+			`"provider_event_id":"reconciliation:pass-1:pi_1","provider_event_type":"payledger.reconciliation_check",` +
+			`"provider_payment_id":"pi_1","occurred_at":"2025-03-01T12:00:00Z","run":"pass-1","trigger":"in_doubt",` +
+			`"status_before":"pending","status_after":"confirmed",` + fields + `},"metadata":{"received_at":"2025-03-01T12:00:00Z",` +
+			`"provider_event_type":"payledger.reconciliation_check","signature_header":"","raw_body":"","request_id":"",` +
+			`"source":"reconciliation"},"state_after":{` + payment + `,"review_reasons":[]}}]}`
+	}
+	checkLog := func(cause string) string {
+		return `{"checks":[{"id":"5b0c8a3e","provider":"stripe","provider_payment_id":"pi_1","checked_at":"2025-03-01T12:00:00Z",` +
+			`"run":"pass-1","trigger":"sample","status_before":"confirmed","status_observed":"","provider_status":"",` +
+			`"status_after":"confirmed","outcome":"not_found","cause":` + cause + `,"event_id":"","error":""}],"next_cursor":""}`
+	}
 	tests := []struct {
 		name         string
 		method, path string
@@ -182,6 +197,21 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		{name: "entry without reverses", wantErr: true, method: "GET", path: "/v1/ledger/entries", status: 200, body: entries(``)},
 		{name: "reverses of the wrong type", wantErr: true, method: "GET", path: "/v1/ledger/entries", status: 200,
 			body: entries(`"reverses":7,`)},
+		{name: "documented check event", method: "GET", path: "/v1/payments/stripe/pi_1/events", status: 200,
+			body: check(`"outcome":"corrected","cause":"missing_webhook","status_observed":"confirmed","provider_status":"succeeded"`)},
+		{name: "check event of an unknown outcome", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",
+			status: 200, body: check(`"outcome":"fixed"`)},
+		{name: "check event without its run", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",
+			status: 200, body: strings.Replace(check(`"outcome":"unchanged"`), `"run":"pass-1",`, ``, 1)},
+		{name: "documented check log", method: "GET", path: "/v1/reconciliation/log", status: 200, body: checkLog(`""`)},
+		{name: "check log of an unknown cause", wantErr: true, method: "GET", path: "/v1/reconciliation/log", status: 200,
+			body: checkLog(`"late"`)},
+		{name: "check log with null cause", wantErr: true, method: "GET", path: "/v1/reconciliation/log", status: 200,
+			body: checkLog(`null`)},
+		{name: "documented 403", method: "POST", path: "/v1/payments/stripe/pi_1/reconcile", status: 403,
+			body: `{"error":{"code":"forbidden","message":"this route needs a token with the admin role"},"request_id":"req-1"}`},
+		{name: "403 coded unauthorized", wantErr: true, method: "POST", path: "/v1/payments/stripe/pi_1/reconcile", status: 403,
+			body: `{"error":{"code":"unauthorized","message":"no"},"request_id":"req-1"}`},
 		{name: "documented unknown route", method: "GET", path: "/nope", status: 404, body: notFound},
 		{name: "unknown route answered 200", wantErr: true, method: "GET", path: "/nope", status: 200, body: notFound},
 		{name: "405 without Allow", wantErr: true, method: "PUT", path: "/healthz", status: 405,

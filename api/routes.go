@@ -51,6 +51,14 @@ func (s *Server) router() *mux.Router {
 		v1("/ledger/balances", s.ledgerBalances)
 		v1("/ledger/daily", s.ledgerDaily)
 		v1("/ledger/entries", s.ledgerEntries)
+		if s.reconRead != nil {
+			v1("/reconciliation/log", s.reconciliationLog)
+			v1("/reconciliation/summary", s.reconciliationSummary)
+		}
+		if s.reconcile != nil {
+			r.Handle("/v1/payments/{provider}/{provider_payment_id}/reconcile",
+				s.authenticate(s.requireAdmin(http.HandlerFunc(s.postReconcile)))).Methods(http.MethodPost)
+		}
 	}
 
 	return r

@@ -24,6 +24,12 @@ type Deps struct {
 	Providers []Provider
 	// Checks are run by /readyz.
 	Checks []Check
+	// Reconciliation serves GET /v1/reconciliation/log and /summary, and
+	// Reconcile queues POST /v1/payments/{provider}/{id}/reconcile. Either
+	// may be nil: its routes are then not registered and answer 404, like
+	// any route of a feature this process does not serve.
+	Reconciliation ReconciliationReader
+	Reconcile      ReconcileEnqueuer
 	// Registry, when set, receives the server's metrics and is served on
 	// GET /metrics. Nothing is registered globally.
 	Registry *prometheus.Registry
@@ -36,7 +42,9 @@ type Server struct {
 	store     EventStore
 	payments  PaymentReader
 	ledger    LedgerReader
-	known     []string // provider names the ledger filters accept
+	reconRead ReconciliationReader // nil: no reconciliation read routes
+	reconcile ReconcileEnqueuer    // nil: no on-demand reconcile route
+	known     []string             // provider names the ledger filters accept
 	providers map[string]Provider
 	checks    []Check
 	tokens    []tokenDigest
@@ -62,6 +70,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		store:     deps.Store,
 		payments:  deps.Payments,
 		ledger:    deps.Ledger,
+		reconRead: deps.Reconciliation,
+		reconcile: deps.Reconcile,
 		providers: make(map[string]Provider, len(deps.Providers)),
 		checks:    deps.Checks,
 		tokens:    digestTokens(cfg.Tokens),

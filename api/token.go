@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// Role is what a bearer token may do. Both roles may read; admin is kept on
-// the request context for the admin routes to come.
+// Role is what a bearer token may do. Both roles may read; only admin may
+// use the admin routes (POST …/reconcile), checked by requireAdmin from the
+// role authenticate keeps on the request context.
 type Role string
 
 // The roles of LEDGER_API_TOKENS.
