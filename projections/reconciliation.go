@@ -50,6 +50,12 @@ func (q *Queries) InDoubt(ctx context.Context, dq domain.DoubtQuery) ([]domain.C
 	if dq.Limit < 0 {
 		return nil, domain.Invalid(op, "limit must not be negative", nil)
 	}
+	rest, args := inDoubtQuery(dq)
+	return q.candidates(ctx, op, domain.TriggerInDoubt, rest, args...)
+}
+
+// inDoubtQuery is InDoubt's query after candidateSelect, and its arguments.
+func inDoubtQuery(dq domain.DoubtQuery) (string, []any) {
 	args := []any{dq.QuietSince}
 	rest := "WHERE " + inDoubt + " AND last_recorded_at < $1"
 	if dq.Provider != "" {
@@ -61,7 +67,7 @@ func (q *Queries) InDoubt(ctx context.Context, dq domain.DoubtQuery) ([]domain.C
 		args = append(args, dq.Limit)
 		rest += " LIMIT $" + strconv.Itoa(len(args))
 	}
-	return q.candidates(ctx, op, domain.TriggerInDoubt, rest, args...)
+	return rest, args
 }
 
 // SampleFinished draws each payment that is not in doubt and whose newest
