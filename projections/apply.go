@@ -66,7 +66,8 @@ func (r *Runner) writeBatch(ctx context.Context, from, to eventstore.Position, e
 }
 
 // write commits the batch in one transaction: the checkpoint's
-// compare-and-set, the events into payment_events, every touched payment
+// compare-and-set, the events into payment_events (and the reconciliation
+// checks among them into the reconciliation log), every touched payment
 // re-folded from its full history into payments, its journal entries
 // posted by the batch's arrivals into the ledger, and the follow-up's jobs.
 // Round trips are much of a small batch's cost, so its statements are
@@ -81,6 +82,7 @@ func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events
 	queueAdvanceCheckpoint(b, r.cfg.Name, from, to)
 	if len(events) > 0 {
 		queueInsertHistory(b, events)
+		queueInsertChecks(b, events)
 	}
 	var stale []paymentKey
 	if len(pl.fresh) > 0 {

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -43,12 +44,12 @@ type AuditMismatch struct {
 // rows and the checkpoint are read in one snapshot, so it is exact while a
 // runner is applying batches; it only reads.
 func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamReader) (AuditReport, error) {
-	checkpoint, rows, err := auditSnapshot(ctx, pool, name)
+	checkpoint, rows, checks, err := auditSnapshot(ctx, pool, name)
 	if err != nil {
 		return AuditReport{}, err
 	}
 	rep := AuditReport{Checkpoint: checkpoint, Mismatches: []AuditMismatch{}, Streams: make(map[string]bool, len(rows))}
-	a := auditor{store: store, codec: eventstore.NewCodec(), checkpoint: checkpoint, seen: map[uuid.UUID]string{}}
+	a := auditor{store: store, codec: eventstore.NewCodec(), checkpoint: checkpoint, seen: map[uuid.UUID]string{}, checks: checks}
 	for _, row := range rows {
 		stream := eventstore.PaymentStream(row.Provider, row.ProviderPaymentID)
 		rep.Streams[stream] = true
@@ -63,6 +64,12 @@ func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamRea
 			rep.Mismatches = append(rep.Mismatches, diffs...)
 		}
 	}
+	// Checks logged for a payment without a payments row: no stream was
+	// read for them, and a check always follows a provider fact.
+	for _, k := range slices.SortedFunc(maps.Keys(checks), comparePaymentKeys) {
+		rep.Mismatched++
+		rep.Mismatches = append(rep.Mismatches, extraChecks(k.provider+"/"+k.id, checks[k])...)
+	}
 	return rep, nil
 }
 
@@ -72,26 +79,39 @@ func Checkpoint(ctx context.Context, pool *pgxpool.Pool, name string) (eventstor
 	return readCheckpoint(ctx, pool, name)
 }
 
-// auditSnapshot reads the checkpoint of name and every payments row in one
-// REPEATABLE READ snapshot, so the rows are exactly the fold of the events
-// up to it.
-func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, []domain.PaymentState, error) {
+// auditSnapshot reads the checkpoint of name, every payments row and the
+// reconciliation log (by payment and event ID) in one REPEATABLE READ
+// snapshot, so the rows are exactly the fold of the events up to it.
+func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, []domain.PaymentState, map[paymentKey]map[string]domain.ReconciliationCheck, error) {
 	var (
 		checkpoint = eventstore.Start
 		rows       []domain.PaymentState
+		checks     = map[paymentKey]map[string]domain.ReconciliationCheck{}
 	)
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
 		if checkpoint, err = readCheckpoint(ctx, tx, name); err != nil {
 			return err
 		}
-		rows, err = readPaymentStates(ctx, tx)
+		if rows, err = readPaymentStates(ctx, tx); err != nil {
+			return err
+		}
+		rs, _ := tx.Query(ctx, "SELECT "+checkColumnList+" FROM reconciliation_checks")
+		_, err = pgx.CollectRows(rs, func(r pgx.CollectableRow) (struct{}, error) {
+			_, c, err := scanCheck(r)
+			k := paymentKey{c.Provider, c.ProviderPaymentID}
+			if checks[k] == nil {
+				checks[k] = map[string]domain.ReconciliationCheck{}
+			}
+			checks[k][c.ID] = c
+			return struct{}{}, err
+		})
 		return err
 	})
 	if err != nil {
-		return checkpoint, nil, fmt.Errorf("projections: audit snapshot: %w", err)
+		return checkpoint, nil, nil, fmt.Errorf("projections: audit snapshot: %w", err)
 	}
-	return checkpoint, rows, nil
+	return checkpoint, rows, checks, nil
 }
 
 func readPaymentStates(ctx context.Context, tx pgx.Tx) ([]domain.PaymentState, error) {
@@ -112,12 +132,14 @@ func readPaymentStates(ctx context.Context, tx pgx.Tx) ([]domain.PaymentState, e
 }
 
 // auditor holds one Audit run's state: seen maps every event ID read so far
-// to its stream, so an ID stored twice is found across streams.
+// to its stream, so an ID stored twice is found across streams; checks holds
+// the reconciliation log rows not yet matched with a check in a stream.
 type auditor struct {
 	store      StreamReader
 	codec      *eventstore.Codec
 	checkpoint eventstore.Position
 	seen       map[uuid.UUID]string
+	checks     map[paymentKey]map[string]domain.ReconciliationCheck
 }
 
 // check folds the stream's events up to the checkpoint and compares the
@@ -147,7 +169,13 @@ func (a auditor) check(ctx context.Context, row domain.PaymentState, stream stri
 			continue
 		}
 		events = append(events, e)
+		if c, ok := e.(*domain.ReconciliationChecked); ok {
+			diffs = append(diffs, a.matchCheck(name, row, rec.ID.String(), c)...)
+		}
 	}
+	k := paymentKey{row.Provider, row.ProviderPaymentID}
+	diffs = append(diffs, extraChecks(name, a.checks[k])...)
+	delete(a.checks, k)
 	if len(events) == 0 {
 		return 0, append(diffs, AuditMismatch{name, "stream", "row present", "no events in " + stream}), nil
 	}
@@ -177,5 +205,34 @@ func compareStates(name string, row, fold domain.PaymentState) []AuditMismatch {
 	check("created_at", sameTime(row.CreatedAt, fold.CreatedAt), row.CreatedAt.UTC(), fold.CreatedAt.UTC())
 	check("updated_at", sameTime(row.UpdatedAt, fold.UpdatedAt), row.UpdatedAt.UTC(), fold.UpdatedAt.UTC())
 	check("review_reasons", slices.Equal(row.ReviewReasons, fold.ReviewReasons), row.ReviewReasons, fold.ReviewReasons)
+	return diffs
+}
+
+// matchCheck compares the reconciliation log row of the check c, stored as
+// id, with what the projector writes for it, and consumes the row.
+func (a auditor) matchCheck(name string, row domain.PaymentState, id string, c *domain.ReconciliationChecked) []AuditMismatch {
+	want := checkOf(id, c)
+	rows := a.checks[paymentKey{row.Provider, row.ProviderPaymentID}]
+	got, ok := rows[id]
+	if !ok {
+		return []AuditMismatch{{name, "reconciliation_check", "no row", "check " + id}}
+	}
+	delete(rows, id)
+	g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want)
+	sameTime := got.CheckedAt.Equal(want.CheckedAt)
+	got.CheckedAt, want.CheckedAt = time.Time{}, time.Time{}
+	if !sameTime || got != want {
+		return []AuditMismatch{{name, "reconciliation_check " + id, g, w}}
+	}
+	return nil
+}
+
+// extraChecks reports reconciliation log rows no check in the stream
+// accounts for, by ID.
+func extraChecks(name string, rows map[string]domain.ReconciliationCheck) []AuditMismatch {
+	var diffs []AuditMismatch
+	for _, id := range slices.Sorted(maps.Keys(rows)) {
+		diffs = append(diffs, AuditMismatch{name, "reconciliation_check", "row " + id, "no such check in the stream"})
+	}
 	return diffs
 }

@@ -1,5 +1,6 @@
 // Package projections builds payledger's Postgres read models (payments,
-// payment_events, and the ledger: ledger_entries and ledger_totals) from the
+// payment_events, the ledger: ledger_entries and ledger_totals, and the
+// reconciliation log: reconciliation_checks) from the
 // event store's all-events feed and answers queries on them.
 //
 // A Runner follows eventstore.Store.SubscribeAll from the checkpoint stored
@@ -8,13 +9,16 @@
 // payment_events, every affected payment re-folded with domain.Fold (this
 // package never re-implements the state machine), its payments row upserted,
 // its journal entries posted by domain.Journal with their running totals,
+// its reconciliation checks logged,
 // RunnerConfig.FollowUp's jobs inserted, and the checkpoint advanced with a
 // compare-and-set. A crash replays the batch with the same result; a moved
 // checkpoint stops the session and restarts from the database; an event the
 // codec cannot decode stops the projection just before it, never skipped. A
 // session advisory lock keeps one runner per name across processes. Queries
 // reads one payment, or pages newest first with keyset cursors, and the
-// ledger: balances, daily activity, entry pages; AuditLedger checks it.
+// ledger: balances, daily activity, entry pages; AuditLedger checks it. It
+// also selects the payments the reconciler checks (in doubt, or a sample of
+// the recently finished) and pages and sums the reconciliation log.
 //
 // projections imports domain and eventstore, never api, jobs, a provider or
 // an event store adapter: cmd/ledger passes the adapter in as a Subscriber.

@@ -44,6 +44,12 @@ func (f *memFeed) SubscribeAll(_ context.Context, from eventstore.Position, filt
 // add encodes and appends events; it returns the last one's position.
 func (f *memFeed) add(events ...domain.Event) eventstore.Position {
 	f.t.Helper()
+	return f.addAt(time.Time{}, events...)
+}
+
+// addAt is add with every event recorded at at (zero: the feed's clock).
+func (f *memFeed) addAt(at time.Time, events ...domain.Event) eventstore.Position {
+	f.t.Helper()
 	var last eventstore.Position
 	for _, e := range events {
 		d, err := f.codec.Encode(e, eventstore.Metadata{Provider: e.EventMeta().Provider})
@@ -53,13 +59,14 @@ func (f *memFeed) add(events ...domain.Event) eventstore.Position {
 		m := e.EventMeta()
 		last = f.addRecorded(eventstore.RecordedEvent{
 			ID: d.ID, Stream: eventstore.PaymentStream(m.Provider, m.ProviderPaymentID),
-			Type: d.Type, Data: d.Data, Metadata: d.Metadata,
+			Type: d.Type, Data: d.Data, Metadata: d.Metadata, RecordedAt: at,
 		})
 	}
 	return last
 }
 
-// addRecorded appends rec, assigning its revision, position and record time.
+// addRecorded appends rec, assigning its revision, position and, unless
+// set, record time.
 func (f *memFeed) addRecorded(rec eventstore.RecordedEvent) eventstore.Position {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -67,7 +74,9 @@ func (f *memFeed) addRecorded(rec eventstore.RecordedEvent) eventstore.Position 
 	rec.Position = eventstore.Position{Commit: f.next, Prepare: f.next}
 	rec.Revision = f.revs[rec.Stream]
 	f.revs[rec.Stream]++
-	rec.RecordedAt = time.Date(2025, 3, 2, 0, 0, 0, int(f.next)*1000, time.UTC)
+	if rec.RecordedAt.IsZero() {
+		rec.RecordedAt = time.Date(2025, 3, 2, 0, 0, 0, int(f.next)*1000, time.UTC)
+	}
 	f.msgs = append(f.msgs, eventstore.Message{Event: &rec})
 	f.broadcast()
 	return rec.Position
