@@ -36,6 +36,9 @@ ALTER TABLE payments
 -- provider needs a migration that redefines this index and the query with it.
 CREATE INDEX payments_in_doubt_idx ON payments (last_recorded_at)
     WHERE status IN ('pending', 'authorized', 'disputed') OR notified_only;
+-- … of one provider (`ledger reconcile --provider`).
+CREATE INDEX payments_provider_in_doubt_idx ON payments (provider, last_recorded_at)
+    WHERE status IN ('pending', 'authorized', 'disputed') OR notified_only;
 -- The sample of recently finished payments.
 CREATE INDEX payments_last_fact_idx ON payments (last_fact_at);
 
@@ -68,6 +71,7 @@ CREATE INDEX reconciliation_checks_payment_idx ON reconciliation_checks (provide
 -- +goose Down
 DROP TABLE reconciliation_checks;
 DROP INDEX payments_last_fact_idx;
+DROP INDEX payments_provider_in_doubt_idx;
 DROP INDEX payments_in_doubt_idx;
 ALTER TABLE payments
     DROP COLUMN notified_only,
