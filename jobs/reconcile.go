@@ -30,6 +30,7 @@ const (
 	SkipNoCredentials = "no API credentials configured"
 	SkipBreakerOpen   = "circuit breaker open"
 	SkipRefused       = "credentials refused"
+	skipBudget        = "budget spent" // counted Remaining, not skipped
 )
 
 // ReconcileStore is the part of the event store the reconciler reads and
@@ -196,6 +197,13 @@ type CheckResult struct {
 // provider answers, the check is logged; only a store failure (or ctx
 // ending) is returned, in CheckResult.Err.
 func (r *Reconciler) Check(ctx context.Context, c domain.Candidate, run string, dryRun bool) CheckResult {
+	return r.check(ctx, c, run, dryRun, time.Time{})
+}
+
+// check is Check that gives up waiting for a rate token at startBy (when
+// not zero): a pass's budget bounds when its checks start, and a wait for a
+// token is not a start. Such a check is Skipped skipBudget.
+func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, dryRun bool, startBy time.Time) CheckResult {
 	res := CheckResult{Provider: c.Provider, PaymentID: c.ProviderPaymentID, Trigger: cmp.Or(c.Trigger, domain.TriggerOnDemand)}
 	op := "jobs: reconcile " + c.Provider + "/" + c.ProviderPaymentID
 	f := r.fetchers[c.Provider]
@@ -215,13 +223,27 @@ func (r *Reconciler) Check(ctx context.Context, c domain.Candidate, run string, 
 	before := domain.Fold(held...).State()
 	res.StatusBefore, res.StatusAfter = before.Status, before.Status
 	var facts []domain.Event
-	err = r.cfg.Gate.Check(ctx, c.Provider, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, r.cfg.CheckTimeout)
+	waitCtx, cancelWait := ctx, context.CancelFunc(func() {})
+	if !startBy.IsZero() {
+		waitCtx, cancelWait = context.WithDeadline(ctx, startBy)
+	}
+	called := false
+	err = r.cfg.Gate.Check(waitCtx, c.Provider, func(wctx context.Context) error {
+		called = true
+		// Started: the budget no longer applies, ctx still does (wctx
+		// carries the Gate's credit for the first attempt).
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(wctx), r.cfg.CheckTimeout)
 		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
 		var err error
-		facts, err = f.Observe(ctx, c.ProviderPaymentID)
+		facts, err = f.Observe(cctx, c.ProviderPaymentID)
 		return err
 	})
+	cancelWait()
+	if err != nil && !called && ctx.Err() == nil && waitCtx.Err() != nil {
+		res.Skipped = skipBudget
+		return res
+	}
 	at := r.cfg.Now().UTC()
 	check := &domain.ReconciliationChecked{Meta: domain.Meta{Provider: c.Provider, ProviderPaymentID: c.ProviderPaymentID,
 		ProviderEventID: domain.CheckEventID(run, c.ProviderPaymentID), ProviderEventType: domain.ReconciliationEventType,
@@ -441,6 +463,8 @@ func (r *Reconciler) Pass(ctx context.Context, o PassOptions) (PassReport, error
 			} else {
 				rep.Remaining++
 			}
+		case res.Skipped == skipBudget:
+			rep.Remaining++
 		case res.Skipped != "":
 			rep.count(res.Provider, "skipped", 1)
 		default:
@@ -452,7 +476,7 @@ func (r *Reconciler) Pass(ctx context.Context, o PassOptions) (PassReport, error
 				rep.Corrections[res.Provider][res.Cause]++
 			}
 		}
-		if o.Results && res.Err == nil {
+		if o.Results && res.Err == nil && res.Skipped != skipBudget {
 			rep.Results = append(rep.Results, res)
 		}
 		if o.Progress != nil {
@@ -566,7 +590,7 @@ func (r *Reconciler) provider(ctx context.Context, p string, cs []domain.Candida
 		return cs[next-1], true
 	}
 	check := func(c domain.Candidate) {
-		res := r.Check(ctx, c, o.Run, o.DryRun)
+		res := r.check(ctx, c, o.Run, o.DryRun, deadline)
 		if res.Refused {
 			mu.Lock()
 			if refused == "" {
