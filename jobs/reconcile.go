@@ -222,25 +222,8 @@ func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, 
 	}
 	before := domain.Fold(held...).State()
 	res.StatusBefore, res.StatusAfter = before.Status, before.Status
-	var facts []domain.Event
-	waitCtx, cancelWait := ctx, context.CancelFunc(func() {})
-	if !startBy.IsZero() {
-		waitCtx, cancelWait = context.WithDeadline(ctx, startBy)
-	}
-	called := false
-	err = r.cfg.Gate.Check(waitCtx, c.Provider, func(wctx context.Context) error {
-		called = true
-		// Started: the budget no longer applies, ctx still does (wctx
-		// carries the Gate's credit for the first attempt).
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(wctx), r.cfg.CheckTimeout)
-		defer cancel()
-		defer context.AfterFunc(ctx, cancel)()
-		var err error
-		facts, err = f.Observe(cctx, c.ProviderPaymentID)
-		return err
-	})
-	cancelWait()
-	if err != nil && !called && ctx.Err() == nil && waitCtx.Err() != nil {
+	facts, budget, err := r.ask(ctx, f, c, startBy)
+	if budget {
 		res.Skipped = skipBudget
 		return res
 	}
@@ -279,6 +262,30 @@ func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, 
 	}
 	r.logCheck(ctx, check, dryRun)
 	return res
+}
+
+// ask calls the provider through the gate, giving up the wait for a token
+// at startBy (budget true, nothing asked) when it is not zero.
+func (r *Reconciler) ask(ctx context.Context, f StatusFetcher, c domain.Candidate, startBy time.Time) ([]domain.Event, bool, error) {
+	var facts []domain.Event
+	waitCtx, cancelWait := ctx, context.CancelFunc(func() {})
+	if !startBy.IsZero() {
+		waitCtx, cancelWait = context.WithDeadline(ctx, startBy)
+	}
+	defer cancelWait()
+	called := false
+	err := r.cfg.Gate.Check(waitCtx, c.Provider, func(wctx context.Context) error {
+		called = true
+		// Started: the budget no longer applies, ctx still does (wctx
+		// carries the Gate's credit for the first attempt).
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(wctx), r.cfg.CheckTimeout)
+		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
+		var err error
+		facts, err = f.Observe(cctx, c.ProviderPaymentID)
+		return err
+	})
+	return facts, err != nil && !called && ctx.Err() == nil && waitCtx.Err() != nil, err
 }
 
 // read returns the facts held for c (none for an unknown stream).
@@ -404,91 +411,42 @@ type PassReport struct {
 // failed, when ctx ended, or when some check could not be logged (the
 // report says how many); checks done are kept either way.
 func (r *Reconciler) Pass(ctx context.Context, o PassOptions) (PassReport, error) {
-	rep := PassReport{Run: o.Run, Counts: map[string]map[string]int{}, Corrections: map[string]map[domain.CorrectionCause]int{},
+	rep := &PassReport{Run: o.Run, Counts: map[string]map[string]int{}, Corrections: map[string]map[domain.CorrectionCause]int{},
 		Skipped: map[string]string{}}
 	if o.Run == "" {
-		return rep, domain.Invalid("jobs: reconcile", "a pass needs a run ID", nil)
+		return *rep, domain.Invalid("jobs: reconcile", "a pass needs a run ID", nil)
 	}
 	providers := r.providers
 	if o.Provider != "" {
 		if !slices.Contains(r.providers, o.Provider) {
-			return rep, domain.Invalid("jobs: reconcile", fmt.Sprintf("unknown provider %q", o.Provider), nil)
+			return *rep, domain.Invalid("jobs: reconcile", fmt.Sprintf("unknown provider %q", o.Provider), nil)
 		}
 		providers = []string{o.Provider}
 	}
 	start := r.cfg.Now()
 	cands, err := r.select_(ctx, o, start, providers)
 	if err != nil {
-		return rep, err
+		return *rep, err
 	}
 	byProvider := map[string][]domain.Candidate{}
 	for _, c := range cands {
 		byProvider[c.Provider] = append(byProvider[c.Provider], c)
 	}
-	for _, p := range providers {
-		if r.fetchers[p] != nil {
-			continue
-		}
-		rep.Skipped[p] = SkipNoCredentials
-		if n := len(byProvider[p]); n > 0 {
-			rep.count(p, "skipped", n)
-			r.log.WarnContext(ctx, fmt.Sprintf("reconciliation: %s has no API credentials configured (%s); skipping its %d payment(s) to check",
-				p, credentialVar(p), n), "provider", p, "run", o.Run)
-		} else {
-			r.log.DebugContext(ctx, "reconciliation: "+p+" has no API credentials configured", "provider", p, "run", o.Run)
-		}
-		delete(byProvider, p)
-	}
-
-	total := 0
+	r.skipUnconfigured(ctx, o.Run, providers, byProvider, rep)
+	col := &collector{rep: rep, ctx: ctx, results: o.Results, progress: o.Progress}
 	for _, cs := range byProvider {
-		total += len(cs)
+		col.total += len(cs)
 	}
 	var deadline time.Time
 	if o.Budget > 0 {
 		deadline = start.Add(o.Budget)
 	}
-	var mu sync.Mutex
-	var errs []error
-	done := 0
-	collect := func(res CheckResult) {
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		switch {
-		case res.Err != nil:
-			if ctx.Err() == nil {
-				rep.Failed++
-				errs = append(errs, res.Err)
-			} else {
-				rep.Remaining++
-			}
-		case res.Skipped == skipBudget:
-			rep.Remaining++
-		case res.Skipped != "":
-			rep.count(res.Provider, "skipped", 1)
-		default:
-			rep.count(res.Provider, string(res.Outcome), 1)
-			if res.Cause != "" {
-				if rep.Corrections[res.Provider] == nil {
-					rep.Corrections[res.Provider] = map[domain.CorrectionCause]int{}
-				}
-				rep.Corrections[res.Provider][res.Cause]++
-			}
-		}
-		if o.Results && res.Err == nil && res.Skipped != skipBudget {
-			rep.Results = append(rep.Results, res)
-		}
-		if o.Progress != nil {
-			o.Progress(done, total)
-		}
-	}
 	var wg sync.WaitGroup
 	for p, cs := range byProvider {
 		wg.Go(func() {
-			skip, remaining := r.provider(ctx, p, cs, o, deadline, collect)
-			mu.Lock()
-			defer mu.Unlock()
+			skip, remaining := r.provider(ctx, p, cs, o, deadline, col.add)
+			col.mu.Lock()
+			defer col.mu.Unlock()
 			if skip != "" {
 				rep.Skipped[p] = skip
 			}
@@ -497,12 +455,78 @@ func (r *Reconciler) Pass(ctx context.Context, o PassOptions) (PassReport, error
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return rep, fmt.Errorf("jobs: reconcile pass %s: %w", o.Run, err)
+		return *rep, fmt.Errorf("jobs: reconcile pass %s: %w", o.Run, err)
 	}
-	if len(errs) > 0 {
-		return rep, fmt.Errorf("jobs: reconcile pass %s: %d check(s) not logged: %w", o.Run, len(errs), errs[0])
+	if len(col.errs) > 0 {
+		return *rep, fmt.Errorf("jobs: reconcile pass %s: %d check(s) not logged: %w", o.Run, len(col.errs), col.errs[0])
 	}
-	return rep, nil
+	return *rep, nil
+}
+
+// skipUnconfigured reports, once per pass, the providers without API
+// credentials, and takes their candidates out of byProvider.
+func (r *Reconciler) skipUnconfigured(ctx context.Context, run string, providers []string,
+	byProvider map[string][]domain.Candidate, rep *PassReport) {
+	for _, p := range providers {
+		if r.fetchers[p] != nil {
+			continue
+		}
+		rep.Skipped[p] = SkipNoCredentials
+		if n := len(byProvider[p]); n > 0 {
+			rep.count(p, "skipped", n)
+			r.log.WarnContext(ctx, fmt.Sprintf("reconciliation: %s has no API credentials configured (%s); skipping its %d payment(s) to check",
+				p, credentialVar(p), n), "provider", p, "run", run)
+		} else {
+			r.log.DebugContext(ctx, "reconciliation: "+p+" has no API credentials configured", "provider", p, "run", run)
+		}
+		delete(byProvider, p)
+	}
+}
+
+// collector gathers a pass's results from its workers.
+type collector struct {
+	mu       sync.Mutex
+	rep      *PassReport
+	ctx      context.Context
+	results  bool
+	progress func(done, total int)
+	done     int
+	total    int
+	errs     []error
+}
+
+func (c *collector) add(res CheckResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rep := c.rep
+	c.done++
+	switch {
+	case res.Err != nil:
+		if c.ctx.Err() == nil {
+			rep.Failed++
+			c.errs = append(c.errs, res.Err)
+		} else {
+			rep.Remaining++
+		}
+	case res.Skipped == skipBudget:
+		rep.Remaining++
+	case res.Skipped != "":
+		rep.count(res.Provider, "skipped", 1)
+	default:
+		rep.count(res.Provider, string(res.Outcome), 1)
+		if res.Cause != "" {
+			if rep.Corrections[res.Provider] == nil {
+				rep.Corrections[res.Provider] = map[domain.CorrectionCause]int{}
+			}
+			rep.Corrections[res.Provider][res.Cause]++
+		}
+	}
+	if c.results && res.Err == nil && res.Skipped != skipBudget {
+		rep.Results = append(rep.Results, res)
+	}
+	if c.progress != nil {
+		c.progress(c.done, c.total)
+	}
 }
 
 func (rep *PassReport) count(provider, outcome string, n int) {
