@@ -71,6 +71,12 @@ type Config struct {
 	RescueAfter time.Duration
 	// Now is the clock of ReceivedAt in the metadata of appended events.
 	Now func() time.Time
+	// Reconcile configures the reconciler (issue 17); nil: no reconciler
+	// workers. Its Logger and Now default to the fields above.
+	Reconcile *ReconcilerConfig
+	// ReconcileInterval is how often a reconciliation pass is enqueued
+	// (LEDGER_RECONCILE_INTERVAL); 0 enqueues none.
+	ReconcileInterval time.Duration
 
 	// testOnly makes River skip its production start-up jitter.
 	testOnly bool

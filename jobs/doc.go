@@ -16,8 +16,12 @@
 // RetryDeadLetter).
 //
 // Gate (gate.go) is the per-provider rate limit and circuit breaker that
-// provider checks go through (x/time/rate, sony/gobreaker), for issue 17's
-// reconciler.
+// provider checks go through (x/time/rate, sony/gobreaker). The Reconciler
+// (reconcile.go, issue 17) checks payments in doubt through it and logs
+// each check as a domain.ReconciliationChecked in the payment's stream;
+// ReconcilePassKind runs a pass periodically (one at a time, snoozing to
+// continue when its budget ends) and ReconcilePaymentKind one check on
+// demand (EnqueueReconcile).
 //
 // jobs imports domain, eventstore, River and those two; it must not import api,
 // projections, an event store adapter or a provider package (it declares

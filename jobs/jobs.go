@@ -18,9 +18,10 @@ const hardStopTimeout = 10 * time.Second
 // Jobs is payledger's job queue: one River client with the workers
 // registered. Create it with New, start it with Start, stop it with Stop.
 type Jobs struct {
-	client   *river.Client[pgx.Tx]
-	enqueuer *Enqueuer
-	log      *slog.Logger
+	client     *river.Client[pgx.Tx]
+	enqueuer   *Enqueuer
+	reconciler *Reconciler // nil without Config.Reconcile
+	log        *slog.Logger
 }
 
 // New validates cfg and builds the River client. It does no I/O: River's
@@ -30,11 +31,20 @@ func New(cfg Config) (*Jobs, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	workers, fees, err := newWorkers(cfg)
+	var rc *Reconciler
+	if cfg.Reconcile != nil {
+		var err error
+		if rc, err = cfg.reconciler(); err != nil {
+			return nil, err
+		}
+	}
+	workers, fees, err := newWorkers(cfg, rc)
 	if err != nil {
 		return nil, err
 	}
-	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), riverConfig(cfg, workers))
+	rcfg := riverConfig(cfg, workers)
+	rcfg.PeriodicJobs = reconcilePeriodic(cfg, rc)
+	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: river client: %w", err)
 	}
@@ -42,12 +52,12 @@ func New(cfg Config) (*Jobs, error) {
 	for _, p := range cfg.EnrichProviders {
 		enrich[p] = true
 	}
-	return &Jobs{client: client, enqueuer: &Enqueuer{client: client, enrich: enrich, fees: fees}, log: cfg.Logger}, nil
+	return &Jobs{client: client, enqueuer: &Enqueuer{client: client, enrich: enrich, fees: fees}, reconciler: rc, log: cfg.Logger}, nil
 }
 
-// newWorkers registers the enrichment and fee workers, and returns the
-// providers whose fees are fetched.
-func newWorkers(cfg Config) (*river.Workers, map[string]bool, error) {
+// newWorkers registers the enrichment and fee workers (and rc's, when not
+// nil), and returns the providers whose fees are fetched.
+func newWorkers(cfg Config, rc *Reconciler) (*river.Workers, map[string]bool, error) {
 	rec := newRecorder(cfg.Store, cfg.Now, cfg.Logger)
 	enrich := &enrichWorker{fetchers: map[string]StatusFetcher{}, rec: rec, log: cfg.Logger}
 	fee := &feeWorker{fetchers: map[string]FeeFetcher{}, rec: rec, log: cfg.Logger}
@@ -65,6 +75,9 @@ func newWorkers(cfg Config) (*river.Workers, map[string]bool, error) {
 	}
 	if err := river.AddWorkerSafely(workers, fee); err != nil {
 		return nil, nil, fmt.Errorf("jobs: register fee worker: %w", err)
+	}
+	if err := addReconcileWorkers(workers, cfg, rc); err != nil {
+		return nil, nil, err
 	}
 	return workers, fees, nil
 }

@@ -266,8 +266,8 @@ func TestListPageFailures(t *testing.T) {
 		{name: "429 then the page", failures: []failure{{status: 429, retryAfter: "0", body: `{"errors":[{"code":"rate_limit"}]}`}}, wantCalls: 2},
 		{name: "5xx then the page", failures: []failure{{status: 502}}, wantCalls: 2},
 		{name: "5xx outage", failures: []failure{{status: 503}, {status: 503}, {status: 503}}, wantCalls: 3, wantKind: domain.KindUnavailable, wantHTTP: 503},
-		{name: "401 is not retried", key: "$aact_wrong", wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 401},
-		{name: "403 is not retried", failures: []failure{{status: 403}}, wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 403},
+		{name: "401 is not retried", key: "$aact_wrong", wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 401},
+		{name: "403 is not retried", failures: []failure{{status: 403}}, wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 403},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

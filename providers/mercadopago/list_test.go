@@ -242,8 +242,8 @@ func TestListPageFailures(t *testing.T) {
 		{name: "429 then the page", failures: []reply{{status: 429, retryAfter: "0", body: `{"message":"too many requests"}`}}, wantCalls: 2},
 		{name: "5xx then the page", failures: []reply{{status: 503, body: "down"}}, wantCalls: 2},
 		{name: "5xx outage", failures: []reply{{status: 500}, {status: 500}, {status: 500}}, wantCalls: 3, wantKind: domain.KindUnavailable, wantHTTP: 500},
-		{name: "401 is not retried", token: "APP_USR-wrong", wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 401},
-		{name: "403 is not retried", failures: []reply{{status: 403, body: `{"message":"forbidden"}`}}, wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 403},
+		{name: "401 is not retried", token: "APP_USR-wrong", wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 401},
+		{name: "403 is not retried", failures: []reply{{status: 403, body: `{"message":"forbidden"}`}}, wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 403},
 		{name: "bad date is not retried", failures: []reply{{status: 400, body: `{"message":"Date format must be yyyy-MM-dd'T'HH:mm:ss.SSSZ","error":"1001"}`}},
 			wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 400},
 	}

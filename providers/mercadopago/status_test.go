@@ -282,7 +282,7 @@ func TestFetchStatusFailures(t *testing.T) {
 		{name: "Retry-After beyond the cap fails at once", replies: []reply{{status: 429, retryAfter: "3600"}}, wantCalls: 1, wantKind: domain.KindUnavailable, wantStatus: 429},
 		{name: "attempt timeout, then the answer", replies: []reply{{hang: true}, good}, wantCalls: 2, wantOK: true},
 		{name: "timeouts until out of attempts", replies: []reply{{hang: true}}, wantCalls: 3, wantKind: domain.KindUnavailable},
-		{name: "wrong token is not retried", token: "APP_USR-wrong", replies: []reply{good}, wantCalls: 1, wantKind: domain.KindInternal, wantStatus: 401},
+		{name: "wrong token is not retried", token: "APP_USR-wrong", replies: []reply{good}, wantCalls: 1, wantKind: domain.KindUnauthorized, wantStatus: 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

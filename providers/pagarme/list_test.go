@@ -217,8 +217,8 @@ func TestListPageFailures(t *testing.T) {
 		{name: "429 then the page", failures: []reply{{status: 429, retryAfter: "0", body: `{"message":"Rate limit exceeded"}`}}, wantCalls: 2},
 		{name: "5xx then the page", failures: []reply{{status: 502}}, wantCalls: 2},
 		{name: "5xx outage", failures: []reply{{status: 500}, {status: 500}, {status: 500}}, wantCalls: 3, wantKind: domain.KindUnavailable, wantHTTP: 500},
-		{name: "401 is not retried", key: "sk_test_wrong", wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 401},
-		{name: "403 is not retried", failures: []reply{{status: 403}}, wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 403},
+		{name: "401 is not retried", key: "sk_test_wrong", wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 401},
+		{name: "403 is not retried", failures: []reply{{status: 403}}, wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 403},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

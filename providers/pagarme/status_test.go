@@ -132,7 +132,7 @@ func TestFetchStatus(t *testing.T) {
 			wantErr: true, wantKind: domain.KindUnavailable},
 		{name: "404 is an unknown payment", replies: []reply{{status: 404, body: `{"message":"Charge not found."}`}}, wantCalls: 1,
 			wantErr: true, wantKind: domain.KindNotFound, wantNotFound: true},
-		{name: "wrong key: 401 not retried", key: "sk_test_wrong", replies: []reply{ok}, wantCalls: 1, wantErr: true, wantKind: domain.KindInternal},
+		{name: "wrong key: 401 not retried", key: "sk_test_wrong", replies: []reply{ok}, wantCalls: 1, wantErr: true, wantKind: domain.KindUnauthorized},
 		{name: "another charge in the answer", id: "ch_other", replies: []reply{ok}, wantCalls: 1, wantErr: true, wantKind: domain.KindInvalid},
 		{name: "decimal amount in the answer", replies: []reply{{status: 200, body: strings.Replace(paidCharge, `"amount":15990`, `"amount":159.9`, 1)}},
 			wantCalls: 1, wantErr: true, wantKind: domain.KindInvalid},

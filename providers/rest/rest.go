@@ -132,8 +132,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // GetJSON fetches path (relative to the base URL, already escaped by the
 // caller with url.PathEscape for IDs) and decodes the JSON body into out with
 // numbers kept as json.Number. 404 is domain.ErrUnknownPayment; exhausted
-// retries and refusals are KindUnavailable; other 4xx are KindInternal (a
-// configuration problem such as a bad API key, not worth retrying quickly).
+// retries and refusals are KindUnavailable; 401 and 403 are KindUnauthorized
+// (our credentials were refused: every call will fail alike until someone
+// fixes the key); other 4xx are KindInternal (a configuration problem, not
+// worth retrying quickly).
 func (c *Client) GetJSON(ctx context.Context, path, paymentID string, out any) error {
 	var last error
 	status := 0
@@ -199,6 +201,8 @@ func (c *Client) once(parent context.Context, path string, out any) (int, time.D
 		return code, 0, false, nil
 	case code == http.StatusNotFound:
 		return code, 0, false, fmt.Errorf("%w: %s", domain.ErrUnknownPayment, snippet(body))
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return code, 0, false, domain.Unauthorized("rest", http.StatusText(code), errors.New(snippet(body)))
 	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
 		return code, retryAfter(resp.Header.Get("Retry-After"), time.Now()), true,
 			domain.Unavailable("rest", http.StatusText(code), errors.New(snippet(body)))

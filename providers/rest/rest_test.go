@@ -75,7 +75,9 @@ func TestGetJSON(t *testing.T) {
 		{name: "5xx until out of attempts", steps: []step{{status: 500, body: "boom"}}, wantCalls: 3, wantErr: true, wantKind: domain.KindUnavailable},
 		{name: "Retry-After too long fails at once", steps: []step{{status: 429, retryAfter: "3600"}}, wantCalls: 1, wantErr: true, wantKind: domain.KindUnavailable},
 		{name: "404 is an unknown payment", steps: []step{{status: 404, body: `{"message":"not found"}`}}, wantCalls: 1, wantErr: true, wantKind: domain.KindNotFound, notFound: true},
-		{name: "401 is not retried", steps: []step{{status: 401}}, wantCalls: 1, wantErr: true, wantKind: domain.KindInternal},
+		{name: "401 is not retried", steps: []step{{status: 401}}, wantCalls: 1, wantErr: true, wantKind: domain.KindUnauthorized},
+		{name: "403 is not retried", steps: []step{{status: 403}}, wantCalls: 1, wantErr: true, wantKind: domain.KindUnauthorized},
+		{name: "other 4xx is internal", steps: []step{{status: 400}}, wantCalls: 1, wantErr: true, wantKind: domain.KindInternal},
 		{name: "bad JSON", steps: []step{{status: 200, body: `{`}}, wantCalls: 1, wantErr: true, wantKind: domain.KindInvalid},
 	}
 	for _, tt := range tests {

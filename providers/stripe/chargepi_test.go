@@ -123,7 +123,7 @@ func TestParseChargeOnly(t *testing.T) {
 		return "", &rest.Error{Provider: "stripe", PaymentID: "ch", Status: 503, Attempts: 4, Err: domain.Unavailable("rest", "down", nil)}
 	})
 	badKey := resolverFunc(func(context.Context, string) (string, error) {
-		return "", &rest.Error{Provider: "stripe", Status: 401, Attempts: 1, Err: &domain.Error{Kind: domain.KindInternal, Msg: "Unauthorized"}}
+		return "", &rest.Error{Provider: "stripe", Status: 401, Attempts: 1, Err: &domain.Error{Kind: domain.KindUnauthorized, Msg: "Unauthorized"}}
 	})
 	unknown := resolverFunc(func(context.Context, string) (string, error) {
 		return "", fmt.Errorf("x: %w", domain.ErrUnknownPayment)

@@ -44,7 +44,7 @@ func (c *StatusClient) Coverage() providers.Coverage { return providers.Coverage
 // grace) ago, an event outside
 // it and a malformed page are KindInvalid. HTTP failures are the rest
 // client's: 429 and 5xx are retried there; a 401 or 403 is a *rest.Error
-// with that Status (KindInternal), for the caller to stop on.
+// with that Status (KindUnauthorized), for the caller to stop on.
 func (c *StatusClient) ListPage(ctx context.Context, w providers.Window, cursor string) (providers.Page, error) {
 	gte, lt, err := c.eventWindow(w)
 	if err != nil {

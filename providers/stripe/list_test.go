@@ -344,9 +344,9 @@ func TestListPageAnswers(t *testing.T) {
 		{name: "500s, then success", faults: []answer{{status: 500}, {status: 502}, {status: 503}}, wantCalls: 4},
 		{name: "5xx beyond the attempts", faults: []answer{{status: 500}, {status: 500}, {status: 500}, {status: 500}},
 			wantCalls: 4, wantKind: domain.KindUnavailable, wantHTTP: 500},
-		{name: "401 stops at once", key: "sk_test_wrong", wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 401},
+		{name: "401 stops at once", key: "sk_test_wrong", wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 401},
 		{name: "403 stops at once", faults: []answer{{status: 403, body: `{"error":{"type":"invalid_request_error"}}`}},
-			wantCalls: 1, wantKind: domain.KindInternal, wantHTTP: 403},
+			wantCalls: 1, wantKind: domain.KindUnauthorized, wantHTTP: 403},
 		{name: "an ignored type", faults: []answer{ok(`{"object":"list","has_more":false,"data":[` +
 			`{"id":"evt_cus","object":"event","created":` + strconv.Itoa(since+2) + `,"type":"customer.created","data":{"object":{"id":"cus_1"}}}]}`)},
 			wantCalls: 1, ignored: "customer.created is not tracked"},

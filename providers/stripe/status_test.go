@@ -280,7 +280,7 @@ func TestFetchStatusErrors(t *testing.T) {
 		{name: "attempt timeout is retried", answers: []answer{{status: 200, body: okBody, sleep: 2 * time.Second}, {status: 200, body: okBody}},
 			wantCalls: 2},
 		{name: "wrong key is not retried", key: "sk_test_wrong", answers: []answer{{status: 200, body: okBody}},
-			wantErr: true, wantKind: domain.KindInternal, wantCalls: 1, restErr: true},
+			wantErr: true, wantKind: domain.KindUnauthorized, wantCalls: 1, restErr: true},
 		{name: "malformed answer", answers: []answer{{status: 200, body: `{"id":`}},
 			wantErr: true, wantKind: domain.KindInvalid, wantCalls: 1, restErr: true},
 		{name: "another payment intent", answers: []answer{{status: 200, body: strings.Replace(okBody, testPI, "pi_other", 1)}},
