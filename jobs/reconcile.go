@@ -25,6 +25,9 @@ const (
 	sampleWindow                = 24 * time.Hour   // the sample is drawn from payments finished this recently
 )
 
+// OutcomeSkipped is PassReport.Counts' key for candidates not checked.
+const OutcomeSkipped = "skipped"
+
 // Reasons a candidate was not checked (CheckResult.Skipped, PassReport.Skipped).
 const (
 	SkipNoCredentials = "no API credentials configured"
@@ -473,7 +476,7 @@ func (r *Reconciler) skipUnconfigured(ctx context.Context, run string, providers
 		}
 		rep.Skipped[p] = SkipNoCredentials
 		if n := len(byProvider[p]); n > 0 {
-			rep.count(p, "skipped", n)
+			rep.count(p, OutcomeSkipped, n)
 			r.log.WarnContext(ctx, fmt.Sprintf("reconciliation: %s has no API credentials configured (%s); skipping its %d payment(s) to check",
 				p, credentialVar(p), n), "provider", p, "run", run)
 		} else {
@@ -511,7 +514,7 @@ func (c *collector) add(res CheckResult) {
 	case res.Skipped == skipBudget:
 		rep.Remaining++
 	case res.Skipped != "":
-		rep.count(res.Provider, "skipped", 1)
+		rep.count(res.Provider, OutcomeSkipped, 1)
 	default:
 		rep.count(res.Provider, string(res.Outcome), 1)
 		if res.Cause != "" {

@@ -216,9 +216,18 @@ func newPassReport(rep jobs.PassReport, o reconcileOptions, providers []string) 
 		out.Providers = append(out.Providers, line)
 	}
 	for _, r := range rep.Results {
-		out.Checks = append(out.Checks, passCheck{Provider: r.Provider, ProviderPaymentID: r.PaymentID, Trigger: r.Trigger,
-			StatusBefore: r.StatusBefore, StatusObserved: r.StatusObserved, ProviderStatus: r.ProviderStatus,
-			StatusAfter: r.StatusAfter, Outcome: r.Outcome, Cause: r.Cause, Error: r.ErrorText()})
+		c := passCheck{Provider: r.Provider, ProviderPaymentID: r.PaymentID, Trigger: r.Trigger,
+			StatusBefore: r.StatusBefore, StatusObserved: r.StatusObserved, StatusAfter: r.StatusAfter,
+			Outcome: string(r.Outcome), Cause: r.Cause}
+		switch {
+		case r.Skipped != "":
+			c.Outcome, c.Error = jobs.OutcomeSkipped, r.Skipped
+		case r.Err != nil:
+			c.Outcome, c.Error = string(domain.OutcomeFailed), r.Err.Error()
+		case r.Check != nil:
+			c.ProviderStatus, c.Error = r.Check.ProviderStatus, r.Check.Error
+		}
+		out.Checks = append(out.Checks, c)
 	}
 	return out
 }
