@@ -11,6 +11,7 @@ import (
 
 	"github.com/payledger/payledger/api"
 	"github.com/payledger/payledger/eventstore/postgres"
+	"github.com/payledger/payledger/jobs"
 )
 
 // Config is everything `ledger` reads from its environment. Nothing else in
@@ -30,6 +31,7 @@ type Config struct {
 	Pagarme              PagarmeConfig
 	JobsMaxAttempts      int
 	JobsRescueAfter      time.Duration
+	JobsWorkers          int // status fetches at once, and apart from them fee fetches
 	Tokens               []api.Token
 	LogLevel             slog.Level
 	LogFormat            string // json or text
@@ -108,6 +110,7 @@ func (c *Config) settings() []setting {
 	return append(s,
 		integer("LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 12, 1, 100),
 		duration("LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 0, 2*time.Minute), // 0: the jobs default
+		integer("LEDGER_JOBS_WORKERS", &c.JobsWorkers, jobs.DefaultWorkers, 1, 1000),
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},
