@@ -18,7 +18,7 @@ import (
 // asynchronous capture): nine tries in its first 43 to 85 minutes, then hourly.
 const (
 	DefaultMaxAttempts  = 12
-	DefaultWorkers      = 4
+	DefaultWorkers      = 32 // see Workers and BENCHMARKS.md, "Background fetches after a burst"
 	DefaultRetryMin     = 10 * time.Second
 	DefaultRetryMax     = time.Hour
 	DefaultPollInterval = time.Second
@@ -32,7 +32,10 @@ type Config struct {
 	// create them), and the projector commits its batches there, which is
 	// what lets a job be enqueued in the transaction that caused it. River
 	// keeps one connection for LISTEN and uses others to fetch and complete
-	// jobs: size the pool for the projector, the API and twice Workers jobs.
+	// jobs. A running job holds no connection of its own (its fetch is
+	// HTTP, its append joins the event store's group commit, River completes
+	// jobs in batches), so the pool need not grow with Workers: the
+	// listener, a fetch and a completion batch at a time.
 	Pool *pgxpool.Pool
 	// Fetchers are the providers' status clients, one per provider name.
 	Fetchers []StatusFetcher
@@ -45,7 +48,12 @@ type Config struct {
 	// applies to jobs enqueued after it.
 	MaxAttempts int
 	// Workers bounds the status fetches this process runs at once, and
-	// apart from them the fee fetches (FeeQueue).
+	// apart from them the fee fetches (FeeQueue). It is what bounds how fast
+	// a burst is fetched: River takes at most Workers jobs per fetch and
+	// fetches at most every 100 ms under load, so Workers×10 jobs a second
+	// at best, less when a job outlasts 100 ms. A fetch is I/O-bound, so a
+	// few dozen cost little; the provider's rate limit is the real ceiling
+	// (every process's Workers together, divided by a fetch's latency).
 	Workers int
 	// EnrichProviders names the providers whose notifications carry no
 	// state, so that each one is followed by a status fetch (Mercado Pago).

@@ -93,11 +93,15 @@ func riverConfig(cfg Config, workers *river.Workers) *river.Config {
 		RetryPolicy: retryPolicy{min: cfg.RetryMin, max: cfg.RetryMax, now: cfg.Now},
 		// Discarded jobs are the dead-letter queue: never delete them.
 		DiscardedJobRetentionPeriod: -1,
-		FetchPollInterval:           cfg.PollInterval,
-		FetchCooldown:               min(cfg.PollInterval, river.FetchCooldownDefault),
-		JobTimeout:                  cfg.JobTimeout,
-		RescueStuckJobsAfter:        cfg.RescueAfter,
-		TestOnly:                    cfg.testOnly,
+		// Inserts (in the projector's transactions) and finished jobs wake
+		// the producer at once; the cooldown (100 ms) spaces its fetches
+		// under load, so Workers per fetch is what sets the throughput, and
+		// the poll only catches retries whose backoff ended.
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, river.FetchCooldownDefault),
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		TestOnly:             cfg.testOnly,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/payledger/payledger/api"
 	"github.com/payledger/payledger/eventstore/postgres"
+	"github.com/payledger/payledger/jobs"
 )
 
 // Config is everything `ledger` reads from its environment. Nothing else in
@@ -31,6 +32,7 @@ type Config struct {
 	JobsMaxAttempts      int
 	JobsRescueAfter      time.Duration
 	Reconcile            ReconcileConfig
+	JobsWorkers          int // status fetches at once, and apart from them fee fetches
 	Tokens               []api.Token
 	LogLevel             slog.Level
 	LogFormat            string // json or text
@@ -124,6 +126,7 @@ func (c *Config) settings() []setting {
 		fraction("LEDGER_RECONCILE_SAMPLE", &c.Reconcile.Sample, 0.01),
 		positive("LEDGER_RECONCILE_RATE", &c.Reconcile.Rate, 5, 1000),
 		duration("LEDGER_RECONCILE_COOLDOWN", &c.Reconcile.Cooldown, time.Minute, time.Second),
+		integer("LEDGER_JOBS_WORKERS", &c.JobsWorkers, jobs.DefaultWorkers, 1, 1000),
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/payledger/payledger/jobs"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -88,6 +90,7 @@ func TestConfigProviders(t *testing.T) {
 		"LEDGER_ASAAS_TIMEZONE":              "America/Recife",
 		"LEDGER_PAGARME_JWKS_URL":            "https://hubapi.pagar.me/.well-known/jwks.json",
 		"LEDGER_JOBS_MAX_ATTEMPTS":           "5",
+		"LEDGER_JOBS_WORKERS":                "8",
 		"LEDGER_APPEND_GROUP_SIZE":           "1",
 		"LEDGER_APPEND_GROUP_WRITERS":        "8",
 	}))
@@ -96,12 +99,14 @@ func TestConfigProviders(t *testing.T) {
 	}
 	if len(c.MercadoPago.Secrets) != 2 || c.MercadoPago.MaxAge != time.Hour || !c.Asaas.UseDefault ||
 		len(c.Asaas.AllowedIPs) != 2 || c.Asaas.AllowedIPs[0].Bits() != 32 || c.Asaas.Location.String() != "America/Recife" ||
-		c.JobsMaxAttempts != 5 || c.Pagarme.JWKSURL == "" || c.AppendGroupSize != 1 || c.AppendGroupWriters != 8 {
+		c.JobsMaxAttempts != 5 || c.Pagarme.JWKSURL == "" || c.AppendGroupSize != 1 || c.AppendGroupWriters != 8 ||
+		c.JobsWorkers != 8 {
 		t.Errorf("parsed = %+v", c)
 	}
 	if c, _ := configFromEnv(env(nil)); c.Asaas.Location.String() != "America/Sao_Paulo" || c.JobsMaxAttempts != 12 ||
-		c.AppendGroupSize != 64 || c.AppendGroupWriters != 2 {
-		t.Errorf("defaults: %v, %d, group %d×%d", c.Asaas.Location, c.JobsMaxAttempts, c.AppendGroupSize, c.AppendGroupWriters)
+		c.AppendGroupSize != 64 || c.AppendGroupWriters != 2 || c.JobsWorkers != jobs.DefaultWorkers {
+		t.Errorf("defaults: %v, %d, group %d×%d, %d workers", c.Asaas.Location, c.JobsMaxAttempts, c.AppendGroupSize,
+			c.AppendGroupWriters, c.JobsWorkers)
 	}
 }
 
@@ -111,13 +116,14 @@ func TestConfigProviderProblems(t *testing.T) {
 		"LEDGER_ASAAS_TIMEZONE":       "Mars/Olympus",
 		"LEDGER_PAGARME_API_BASE":     "ftp://x",
 		"LEDGER_JOBS_MAX_ATTEMPTS":    "0",
+		"LEDGER_JOBS_WORKERS":         "0",
 		"LEDGER_MERCADOPAGO_MAX_AGE":  "-1s",
 		"LEDGER_APPEND_GROUP_SIZE":    "0",
 		"LEDGER_APPEND_GROUP_WRITERS": "many",
 	}))
 	for _, name := range []string{"LEDGER_ASAAS_ALLOWED_IPS", "LEDGER_ASAAS_TIMEZONE",
 		"LEDGER_PAGARME_API_BASE", "LEDGER_JOBS_MAX_ATTEMPTS", "LEDGER_MERCADOPAGO_MAX_AGE",
-		"LEDGER_APPEND_GROUP_SIZE", "LEDGER_APPEND_GROUP_WRITERS"} {
+		"LEDGER_APPEND_GROUP_SIZE", "LEDGER_APPEND_GROUP_WRITERS", "LEDGER_JOBS_WORKERS"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not mention %s: %v", name, err)
 		}

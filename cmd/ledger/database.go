@@ -113,8 +113,9 @@ func poolConfig(dbURL string) (*pgxpool.Config, error) {
 	}
 	if !strings.Contains(dbURL, "pool_max_conns") {
 		// pgx's default (4 on two cores) is too small: the projector holds
-		// two connections, River a listener and its workers, and every
-		// in-flight webhook one.
+		// two connections, River a listener plus one to fetch and one to
+		// complete jobs (a running job holds none, whatever
+		// LEDGER_JOBS_WORKERS), and every in-flight webhook one.
 		pcfg.MaxConns = max(pcfg.MaxConns, 20)
 	}
 	return pcfg, nil

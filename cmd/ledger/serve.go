@@ -119,6 +119,7 @@ func (m *Main) openJobs(context.Context) error {
 		Logger:          m.logger.With("component", "jobs"),
 		MaxAttempts:     m.cfg.JobsMaxAttempts,
 		RescueAfter:     m.cfg.JobsRescueAfter, // 0: the jobs default
+		Workers:         m.cfg.JobsWorkers,
 		EnrichProviders: m.providers.enrich,
 		FeeProviders:    m.providers.fees,
 	})
