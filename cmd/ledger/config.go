@@ -31,8 +31,8 @@ type Config struct {
 	Pagarme              PagarmeConfig
 	JobsMaxAttempts      int
 	JobsRescueAfter      time.Duration
-	Reconcile            ReconcileConfig
 	JobsWorkers          int // status fetches at once, and apart from them fee fetches
+	Reconcile            ReconcileConfig
 	Tokens               []api.Token
 	LogLevel             slog.Level
 	LogFormat            string // json or text
@@ -121,12 +121,12 @@ func (c *Config) settings() []setting {
 	return append(s,
 		integer("LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 12, 1, 100),
 		duration("LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 0, 2*time.Minute), // 0: the jobs default
+		integer("LEDGER_JOBS_WORKERS", &c.JobsWorkers, jobs.DefaultWorkers, 1, 1000),
 		durationOrOff("LEDGER_RECONCILE_INTERVAL", &c.Reconcile.Interval, 5*time.Minute, time.Second),
 		duration("LEDGER_RECONCILE_AFTER", &c.Reconcile.After, 30*time.Minute, time.Second),
 		fraction("LEDGER_RECONCILE_SAMPLE", &c.Reconcile.Sample, 0.01),
 		positive("LEDGER_RECONCILE_RATE", &c.Reconcile.Rate, 5, 1000),
 		duration("LEDGER_RECONCILE_COOLDOWN", &c.Reconcile.Cooldown, time.Minute, time.Second),
-		integer("LEDGER_JOBS_WORKERS", &c.JobsWorkers, jobs.DefaultWorkers, 1, 1000),
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},
