@@ -103,8 +103,8 @@ func reconcile(ctx context.Context, e *environment, o reconcileOptions) error {
 	if runErr != nil {
 		return fmt.Errorf("reconcile: %w", runErr)
 	}
-	if rep.Failed > 0 {
-		return fmt.Errorf("reconcile: %d checks failed: %w", rep.Failed, errChecksFailed)
+	if n := failedChecks(rep); n > 0 {
+		return fmt.Errorf("reconcile: %d checks failed: %w", n, errChecksFailed)
 	}
 	return nil
 }
@@ -161,13 +161,23 @@ func reconcilerConfig(cfg Config, gate *jobs.Gate, store jobs.ReconcileStore, ca
 		Logger: logger.With("component", "reconciler")}, nil
 }
 
+// failedChecks counts the checks that failed: the provider could not be
+// asked (logged as failed) or the check could not be logged.
+func failedChecks(rep jobs.PassReport) int {
+	n := rep.Failed
+	for _, c := range rep.Counts {
+		n += c[string(domain.OutcomeFailed)]
+	}
+	return n
+}
+
 // passReport is the --json summary.
 type passReport struct {
 	Run       string             `json:"run"`
 	DryRun    bool               `json:"dry_run"`
 	Providers []providerPassLine `json:"providers"`
 	Checked   int                `json:"checked"`
-	Failed    int                `json:"failed"`
+	Failed    int                `json:"failed"` // checks that failed (exit status 1)
 	Remaining int                `json:"remaining"`
 	Checks    []passCheck        `json:"checks"`
 }
@@ -197,7 +207,7 @@ var passColumns = []string{string(domain.OutcomeUnchanged), string(domain.Outcom
 	string(domain.OutcomeFailed), jobs.OutcomeSkipped}
 
 func newPassReport(rep jobs.PassReport, o reconcileOptions, providers []string) passReport {
-	out := passReport{Run: rep.Run, DryRun: o.DryRun, Failed: rep.Failed, Remaining: rep.Remaining, Checks: []passCheck{}}
+	out := passReport{Run: rep.Run, DryRun: o.DryRun, Failed: failedChecks(rep), Remaining: rep.Remaining, Checks: []passCheck{}}
 	for _, p := range providers {
 		if o.Provider != "" && p != o.Provider {
 			continue

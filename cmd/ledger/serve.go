@@ -44,8 +44,10 @@ type Main struct {
 	jobs      *jobs.Jobs
 	registry  *prometheus.Registry
 	projector *projections.Metrics // nil without the projector role
-	handler   http.Handler
-	closers   []func() // what Close releases, in opening order
+	// reconcileMetrics observes the reconciler's checks, breakers and doubt.
+	reconcileMetrics *api.ReconcileMetrics
+	handler          http.Handler
+	closers          []func() // what Close releases, in opening order
 }
 
 // Open opens the databases (migrating them) and the event store, and builds
@@ -54,7 +56,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.cfg.GCPercent > 0 {
 		debug.SetGCPercent(m.cfg.GCPercent)
 	}
-	for _, step := range []func(context.Context) error{m.openStores, m.openSchema, m.openProviders, m.openJobs, m.openHandler} {
+	for _, step := range []func(context.Context) error{m.openStores, m.openSchema, m.openProviders, m.openMetrics, m.openJobs, m.openHandler} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -108,20 +110,41 @@ func (m *Main) openProviders(context.Context) error {
 	return err
 }
 
+// openMetrics creates the Prometheus registry and the metrics of the
+// projector (with its role) and of the reconciler.
+func (m *Main) openMetrics(context.Context) error {
+	m.registry = prometheus.NewRegistry()
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var err error
+	if m.cfg.Roles.Projector {
+		if m.projector, err = projections.NewMetrics(m.registry, projections.DefaultName); err != nil {
+			return err
+		}
+	}
+	m.reconcileMetrics, err = api.NewReconcileMetrics(m.registry, nil)
+	return err
+}
+
 // openJobs builds the River client. Without the jobs role it is never
 // started and only enqueues the projector's follow-ups for other processes.
 func (m *Main) openJobs(context.Context) error {
-	var err error
+	gate := jobs.NewGate(jobs.GateConfig{Rate: m.cfg.Reconcile.Rate, Cooldown: m.cfg.Reconcile.Cooldown}, nil)
+	rcfg, err := reconcilerConfig(m.cfg, gate, m.store, projections.NewQueries(m.pool), m.reconcileMetrics, m.logger)
+	if err != nil {
+		return configError(err)
+	}
 	m.jobs, err = jobs.New(jobs.Config{
-		Pool:            m.pool,
-		Fetchers:        m.providers.fetchers,
-		Store:           m.store,
-		Logger:          m.logger.With("component", "jobs"),
-		MaxAttempts:     m.cfg.JobsMaxAttempts,
-		RescueAfter:     m.cfg.JobsRescueAfter, // 0: the jobs default
-		Workers:         m.cfg.JobsWorkers,
-		EnrichProviders: m.providers.enrich,
-		FeeProviders:    m.providers.fees,
+		Reconcile:         rcfg,
+		ReconcileInterval: m.cfg.Reconcile.Interval,
+		Pool:              m.pool,
+		Fetchers:          m.providers.fetchers,
+		Store:             m.store,
+		Logger:            m.logger.With("component", "jobs"),
+		MaxAttempts:       m.cfg.JobsMaxAttempts,
+		RescueAfter:       m.cfg.JobsRescueAfter, // 0: the jobs default
+		Workers:           m.cfg.JobsWorkers,
+		EnrichProviders:   m.providers.enrich,
+		FeeProviders:      m.providers.fees,
 	})
 	return err
 }
@@ -131,24 +154,19 @@ func (m *Main) openHandler(context.Context) error {
 	if roles.API && len(m.cfg.Tokens) == 0 {
 		m.logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
 	}
-	m.registry = prometheus.NewRegistry()
-	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if roles.Projector {
-		var err error
-		if m.projector, err = projections.NewMetrics(m.registry, projections.DefaultName); err != nil {
-			return err
-		}
-	}
 	var err error
 	queries := projections.NewQueries(m.pool)
 	m.handler, err = api.NewServer(api.Config{Tokens: m.cfg.Tokens, Logger: m.logger,
-		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API, LedgerProviders: providerNames()}, api.Deps{
-		Store:     m.store,
-		Payments:  queries,
-		Ledger:    queries,
-		Providers: m.providers.webhooks,
-		Checks:    []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
-		Registry:  m.registry,
+		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API, LedgerProviders: providerNames(),
+		ReconcileAfter: m.cfg.Reconcile.After}, api.Deps{
+		Reconciliation: queries,
+		Reconcile:      m.jobs,
+		Store:          m.store,
+		Payments:       queries,
+		Ledger:         queries,
+		Providers:      m.providers.webhooks,
+		Checks:         []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
+		Registry:       m.registry,
 	})
 	return err
 }

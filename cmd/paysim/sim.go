@@ -112,20 +112,10 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 	readings := s.settle(ctx, r, meter, totals.Unsent, settleStart.Add(s.cfg.Settle))
 	rep := verdict.Build(s.cfg.Seed, s.payments, readings, totals, s.api.FetchCounts())
 	rep.SetOutage(sender.Outage())
-	var routes map[string]verdict.Route
-	if readings != nil {
-		var counts map[verdict.Route]int
-		counts, routes = verdict.Classify(ctx, r, readings, totals.Unsent, settleStart, s.cfg.Concurrency)
-		rep.SetConverged(counts)
+	if err := s.converged(ctx, r, rep, readings, totals, settleStart); err != nil {
+		return nil, err
 	}
 	meter.Fill(rep)
-	if s.cfg.CheckLog && readings != nil {
-		rows, err := r.Checks(ctx, url.Values{})
-		if err != nil {
-			return nil, fmt.Errorf("paysim: %w", err)
-		}
-		rep.SetLogCheck(verdict.CheckLog(rows, totals.Dropped, totals.Unsent, routes))
-	}
 	if s.cfg.Books {
 		rep.SetBooks(books.check(ctx, settleStart.Add(s.cfg.Settle)))
 	}
@@ -142,6 +132,26 @@ func (s *sim) run(ctx context.Context, ledger string, progress io.Writer) (*verd
 		rep.Rate, rep.OfferedRate, rep.LateStarts = s.cfg.Rate, pace.Offered, pace.Late
 	}
 	return rep, nil
+}
+
+// converged says how the withheld-from payments converged and, with
+// --reconciliation-log, checks the ledger's log against them.
+func (s *sim) converged(ctx context.Context, r *readapi.Client, rep *verdict.Report, readings verdict.Readings,
+	totals deliver.Totals, settleStart time.Time) error {
+	if readings == nil {
+		return nil
+	}
+	counts, routes := verdict.Classify(ctx, r, readings, totals.Unsent, settleStart, s.cfg.Concurrency)
+	rep.SetConverged(counts)
+	if !s.cfg.CheckLog {
+		return nil
+	}
+	rows, err := r.Checks(ctx, url.Values{})
+	if err != nil {
+		return fmt.Errorf("paysim: %w", err)
+	}
+	rep.SetLogCheck(verdict.CheckLog(rows, totals.Dropped, totals.Unsent, routes))
+	return nil
 }
 
 // bookRun is the ledger check of one run: the books before it (the run must
