@@ -196,11 +196,14 @@ type DoubtQuery struct {
 }
 
 // SampleQuery draws a share of the payments that became final (their newest
-// provider fact was recorded) since FinishedSince.
+// provider fact was recorded) since FinishedSince and have been quiet (no
+// fact, checks included) since QuietSince: a payment just finished, or just
+// checked, is not asked about again before LEDGER_RECONCILE_AFTER.
 type SampleQuery struct {
 	Provider      string
 	FinishedSince time.Time
-	Share         float64 // in [0, 1]
+	QuietSince    time.Time // zero: no quietness asked
+	Share         float64   // in [0, 1]
 }
 
 // Candidate is a payment the reconciler is to check.

@@ -572,7 +572,7 @@ func (r *Reconciler) select_(ctx context.Context, o PassOptions, now time.Time, 
 	}
 	if r.sample > 0 {
 		sample, err := r.cfg.Candidates.SampleFinished(ctx, domain.SampleQuery{Provider: o.Provider,
-			FinishedSince: now.Add(-sampleWindow), Share: r.sample})
+			FinishedSince: now.Add(-sampleWindow), QuietSince: quiet, Share: r.sample})
 		if err != nil {
 			return nil, fmt.Errorf("jobs: reconcile: sample finished payments: %w", err)
 		}

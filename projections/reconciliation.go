@@ -85,9 +85,13 @@ func (q *Queries) SampleFinished(ctx context.Context, sq domain.SampleQuery) ([]
 	// random() is in [0, 1): a share of 1 draws every payment.
 	args := []any{sq.FinishedSince, sq.Share}
 	rest := "WHERE NOT " + inDoubt + " AND last_fact_at >= $1 AND random() < $2::float8"
+	if !sq.QuietSince.IsZero() {
+		args = append(args, sq.QuietSince)
+		rest += fmt.Sprintf(" AND last_recorded_at < $%d", len(args))
+	}
 	if sq.Provider != "" {
 		args = append(args, sq.Provider)
-		rest += " AND provider = $3"
+		rest += fmt.Sprintf(" AND provider = $%d", len(args))
 	}
 	rest += " ORDER BY last_recorded_at, provider, provider_payment_id"
 	return q.candidates(ctx, op, domain.TriggerSample, rest, args...)

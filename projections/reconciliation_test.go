@@ -438,6 +438,8 @@ func TestSampleFinished(t *testing.T) {
 		{"a check finishes nothing", domain.SampleQuery{FinishedSince: r0.Add(3*time.Hour + time.Second), Share: 1}, names()},
 		{"one provider", domain.SampleQuery{FinishedSince: r0, Provider: "stripe", Share: 1}, names(sConf, sFail)},
 		{"share 0", domain.SampleQuery{FinishedSince: r0, Share: 0}, names()},
+		{"quiet since: a check counts", domain.SampleQuery{FinishedSince: r0, QuietSince: r0.Add(3 * time.Hour), Share: 1}, names(sConf, sFail)},
+		{"quiet since, strictly", domain.SampleQuery{FinishedSince: r0, QuietSince: r0.Add(2 * time.Hour), Share: 1}, names(sConf)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := q.SampleFinished(t.Context(), tt.q)
