@@ -54,16 +54,23 @@ func (e *Enqueuer) enqueueFees(ctx context.Context, tx pgx.Tx, events []domain.E
 }
 
 // feeTriggers returns one trigger per payment of a fee provider that events
-// report a success or a notification of, in order of first mention.
+// report a success, a notification or an observed capture (stating no fee)
+// of, in order of first mention.
 func (e *Enqueuer) feeTriggers(events []domain.Event) []feeTrigger {
 	var out []feeTrigger
 	at := map[FeeArgs]int{}
 	for _, ev := range events {
 		notified := false
-		switch ev.(type) {
+		switch x := ev.(type) {
 		case *domain.PaymentSucceeded:
 		case *domain.PaymentNotified:
 			notified = true
+		case *domain.PaymentStatusObserved:
+			// The reconciler found the money moved (its success webhook was
+			// lost): the fee is fetched as after a success webhook.
+			if x.StatesFee() || x.AmountCaptured <= 0 {
+				continue
+			}
 		default:
 			continue
 		}

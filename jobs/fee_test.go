@@ -186,11 +186,17 @@ func TestFeeNotificationHurriesRetry(t *testing.T) {
 func TestEnqueueFees(t *testing.T) {
 	refunded := &domain.PaymentRefunded{Meta: domain.Meta{Provider: "stripe", ProviderEventID: "evt_r", ProviderPaymentID: "pi_r"},
 		AmountRefunded: 1, Currency: "EUR"}
+	observed := func(id string, captured int64, feeCurrency domain.Currency) *domain.PaymentStatusObserved {
+		return &domain.PaymentStatusObserved{Meta: domain.Meta{Provider: "stripe", ProviderEventID: "obs_" + id, ProviderPaymentID: id},
+			Status: domain.StatusConfirmed, Amount: 500, AmountCaptured: captured, Currency: "EUR", FeeCurrency: feeCurrency}
+	}
 	tests := []struct {
 		name   string
 		events []domain.Event
 		want   []string // payment IDs of the fee jobs, oldest first
 	}{
+		{name: "an observed capture (the reconciler's, its success webhook lost)", events: []domain.Event{observed("pi_o", 500, "")}, want: []string{"pi_o"}},
+		{name: "an observation that states its fee, or no capture", events: []domain.Event{observed("pi_f", 500, "EUR"), observed("pi_n", 0, "")}},
 		{name: "a success", events: []domain.Event{succeeded("stripe", "pi_1", "evt_1")}, want: []string{"pi_1"}},
 		{name: "a success and its redeliveries, and the balance transaction's appearance",
 			events: []domain.Event{succeeded("stripe", "pi_1", "evt_1"), succeeded("stripe", "pi_1", "evt_2"), chargeUpdated("pi_1", "evt_3")},
