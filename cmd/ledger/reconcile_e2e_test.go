@@ -66,7 +66,12 @@ func asaasObject(id, status, value string) string {
 }
 
 func reconcileEnv(t *testing.T, apiBase string) map[string]string {
-	env := baseEnv(newDB(t))
+	return withAsaasAPI(baseEnv(newDB(t)), apiBase)
+}
+
+// withAsaasAPI configures env for Asaas webhooks and its fake API at
+// apiBase, with no sample of finished payments.
+func withAsaasAPI(env map[string]string, apiBase string) map[string]string {
 	env["LEDGER_ASAAS_WEBHOOK_TOKENS"] = "asaas_e2e_token"
 	env["LEDGER_ASAAS_API_KEY"] = "asaas_api_e2e"
 	env["LEDGER_ASAAS_API_BASE"] = apiBase
@@ -98,10 +103,14 @@ func (p *ledgerProc) checks(t *testing.T, q string) []map[string]any {
 // TestE2EReconcile: `ledger serve`'s periodic pass finds a payment whose
 // confirmation webhook never came, asks Asaas, and corrects it; a payment
 // Asaas does not know is logged not_found; a final one is left alone until
-// someone asks for it; the summary and the metrics say so.
-func TestE2EReconcile(t *testing.T) {
+// someone asks for it; the summary and the metrics say so. On both event
+// stores: the check facts go to the payment's stream and back through the
+// store's feed.
+func TestE2EReconcile(t *testing.T) { forEachBackend(t, testReconcile) }
+
+func testReconcile(t *testing.T, env map[string]string) {
 	api, base := newFakeAsaas(t)
-	env := reconcileEnv(t, base)
+	env = withAsaasAPI(env, base)
 	env["LEDGER_RECONCILE_INTERVAL"] = "1s"
 	env["LEDGER_RECONCILE_AFTER"] = "2s"
 	l := startLedger(t, env)
