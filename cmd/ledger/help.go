@@ -9,7 +9,7 @@ import (
 
 const exitHelp = `exit status:
   0  ok
-  1  problems found (verify), or the command failed (e.g. a database unreachable)
+  1  problems found (verify), checks or stores failed (reconcile, backfill), or the command failed (e.g. a database unreachable)
   2  usage or configuration error: unknown command or flag, bad LEDGER_* value`
 
 // help prints `ledger help` (every command with its flags), or one
@@ -37,13 +37,13 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: ledger <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
 		fs, _ := c.flagSet(&environment{})
-		fmt.Fprintf(w, "  %-8s  %s\n", c.name, indent(c.summary, strings.Repeat(" ", 12)))
+		fmt.Fprintf(w, "  %-9s  %s\n", c.name, indent(c.summary, strings.Repeat(" ", 13)))
 		fs.VisitAll(func(f *flag.Flag) {
 			kind, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(w, "%12s--%s\n%16s%s\n", "", strings.TrimSpace(f.Name+" "+kind), "", usage)
+			fmt.Fprintf(w, "%13s--%s\n%17s%s\n", "", strings.TrimSpace(f.Name+" "+kind), "", usage)
 		})
 	}
-	fmt.Fprintf(w, "  %-8s  %s\n", "help", "list the commands, or show one: ledger help <command> (same as ledger <command> -h)")
+	fmt.Fprintf(w, "  %-9s  %s\n", "help", "list the commands, or show one: ledger help <command> (same as ledger <command> -h)")
 	fmt.Fprintf(w, "\n%s\n\n", exitHelp)
 	var c Config
 	var names []string
