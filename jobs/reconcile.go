@@ -247,15 +247,14 @@ func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, 
 		check.Outcome, check.Error = domain.OutcomeFailed, err.Error()
 		res.Refused = domain.KindOf(err) == domain.KindUnauthorized
 	default:
-		if err := r.observed(ctx, op, c, held, before, facts, check, dryRun); err != nil {
-			res.Err = err
-			return res
+		if !r.observed(op, c, held, before, facts, check) {
+			facts = nil // a bad answer: only the failed check is stored
 		}
 	}
 	res.Outcome, res.Cause, res.StatusObserved, res.StatusAfter = check.Outcome, check.Cause, check.StatusObserved, check.StatusAfter
 	res.Check = check
 	if !dryRun {
-		if err := r.record(ctx, op, check); err != nil {
+		if err := r.recordCheck(ctx, op, facts, check); err != nil {
 			res.Err = err
 			return res
 		}
@@ -306,16 +305,16 @@ func (r *Reconciler) read(ctx context.Context, c domain.Candidate) ([]domain.Eve
 	return out, nil
 }
 
-// observed checks and (unless dryRun) records the provider's facts, and
-// fills in check from them. A provider client's bad answer is a failed
-// check; only a store failure is returned.
-func (r *Reconciler) observed(ctx context.Context, op string, c domain.Candidate, held []domain.Event,
-	before domain.PaymentState, facts []domain.Event, check *domain.ReconciliationChecked, dryRun bool) error {
+// observed checks the provider's facts and fills in check from them. A
+// provider client's bad answer is a failed check (false: its facts are not
+// to be stored).
+func (r *Reconciler) observed(op string, c domain.Candidate, held []domain.Event,
+	before domain.PaymentState, facts []domain.Event, check *domain.ReconciliationChecked) bool {
 	var obs *domain.PaymentStatusObserved
 	for _, ev := range facts {
 		if err := checkFact(op, c.Provider, c.ProviderPaymentID, ev); err != nil {
 			check.Outcome, check.Error = domain.OutcomeFailed, err.Error()
-			return nil
+			return false
 		}
 		if o, ok := ev.(*domain.PaymentStatusObserved); ok && obs == nil {
 			obs = o
@@ -323,19 +322,39 @@ func (r *Reconciler) observed(ctx context.Context, op string, c domain.Candidate
 	}
 	if obs == nil {
 		check.Outcome, check.Error = domain.OutcomeFailed, op+": the status client returned no status observation"
-		return nil
-	}
-	if !dryRun {
-		for _, ev := range facts {
-			if err := r.record(ctx, op, ev); err != nil {
-				return err
-			}
-		}
+		return false
 	}
 	after := domain.Fold(append(slices.Clone(held), facts...)...).State()
 	check.Outcome, check.Cause = domain.ClassifyCheck(before, after)
 	check.StatusObserved, check.ProviderStatus, check.StatusAfter = obs.Status, obs.ProviderStatus, after.Status
 	check.EventID = eventstore.EventID(obs.Meta).String()
+	return true
+}
+
+// recordCheck stores the provider's facts and the check as one batch, so
+// a crash between them cannot leave a correction without its check (the
+// corrected payment, final now, would never be checked again). A batch is
+// stored whole or not at all: when part of it is already stored (the
+// provider repeated a state observed before), each is recorded alone.
+func (r *Reconciler) recordCheck(ctx context.Context, op string, facts []domain.Event, check *domain.ReconciliationChecked) error {
+	if len(facts) == 0 {
+		return r.record(ctx, op, check)
+	}
+	res, err := r.rec.Record(ctx, domain.Notification{Provider: check.Provider, ProviderEventID: check.ProviderEventID,
+		ProviderEventType: check.ProviderEventType, Events: append(slices.Clone(facts), check)},
+		eventstore.Metadata{Provider: check.Provider, ProviderEventType: check.ProviderEventType, ReceivedAt: r.cfg.Now().UTC(),
+			Source: eventstore.SourceReconciliation})
+	if err != nil {
+		return fmt.Errorf("%s: record %s with its facts: %w", op, check.EventType(), err)
+	}
+	if !res.Duplicate() {
+		return nil
+	}
+	for _, ev := range append(slices.Clone(facts), check) {
+		if err := r.record(ctx, op, ev); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
