@@ -22,11 +22,12 @@ var ErrBreakerOpen = errors.New("circuit breaker open")
 
 // GateConfig configures a Gate. Zero values take the defaults.
 type GateConfig struct {
-	Rate           float64          // calls per second per provider (default 5)
-	Burst          int              // calls allowed at once (default 1)
-	FailuresToOpen int              // consecutive failed checks that open the breaker (default 5)
-	Cooldown       time.Duration    // how long an open breaker refuses checks (default 1m)
-	Now            func() time.Time // the rate limiter's clock (default time.Now); the breaker's is always real
+	Rate           float64            // calls per second per provider (default 5)
+	Rates          map[string]float64 // per-provider overrides of Rate (providers' own limits differ)
+	Burst          int                // calls allowed at once (default 1)
+	FailuresToOpen int                // consecutive failed checks that open the breaker (default 5)
+	Cooldown       time.Duration      // how long an open breaker refuses checks (default 1m)
+	Now            func() time.Time   // the rate limiter's clock (default time.Now); the breaker's is always real
 }
 
 // Gate paces and guards the calls payledger makes to each provider's API:
@@ -78,6 +79,14 @@ func NewGate(cfg GateConfig, onChange func(provider string, open bool)) *Gate {
 	return &Gate{cfg: cfg, onChange: onChange, sleep: backoff.Sleep, providers: map[string]*providerGate{}}
 }
 
+// Rate is provider's calls per second: its override, or the default.
+func (g *Gate) Rate(provider string) float64 {
+	if r := g.cfg.Rates[provider]; r > 0 {
+		return r
+	}
+	return g.cfg.Rate
+}
+
 // Open reports whether provider's breaker is open right now, including the
 // half-open state in which one trial check is allowed through.
 func (g *Gate) Open(provider string) bool { return g.provider(provider).open.Load() }
@@ -89,7 +98,7 @@ func (g *Gate) provider(name string) *providerGate {
 	if p, ok := g.providers[name]; ok {
 		return p
 	}
-	p := &providerGate{lim: rate.NewLimiter(rate.Limit(g.cfg.Rate), g.cfg.Burst)}
+	p := &providerGate{lim: rate.NewLimiter(rate.Limit(g.Rate(name)), g.cfg.Burst)}
 	p.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        name,
 		MaxRequests: 1, // half-open lets exactly one check through

@@ -364,3 +364,31 @@ func TestGateConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestGatePerProviderRate(t *testing.T) {
+	g := NewGate(GateConfig{Rate: 5, Rates: map[string]float64{"asaas": 0.5, "stripe": 0}}, nil)
+	for p, want := range map[string]float64{"asaas": 0.5, "stripe": 5, "pagarme": 5} {
+		if got := g.Rate(p); got != want {
+			t.Errorf("Rate(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestReconcileWorkers(t *testing.T) {
+	g := NewGate(GateConfig{Rate: 5, Rates: map[string]float64{"stripe": 25, "mercadopago": 1000}}, nil)
+	for _, tt := range []struct {
+		concurrency int
+		provider    string
+		want        int
+	}{
+		{0, "asaas", DefaultReconcileConcurrency}, // rate 5: the floor
+		{0, "stripe", 13},                         // rate 25
+		{0, "mercadopago", maxReconcileWorkers},   // rate 1000: the ceiling
+		{7, "stripe", 7},                          // set explicitly
+	} {
+		r := &Reconciler{cfg: ReconcilerConfig{Gate: g, Concurrency: tt.concurrency}}
+		if got := r.workers(tt.provider); got != tt.want {
+			t.Errorf("workers(%s) with Concurrency %d = %d, want %d", tt.provider, tt.concurrency, got, tt.want)
+		}
+	}
+}

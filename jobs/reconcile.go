@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -85,7 +86,9 @@ type ReconcilerConfig struct {
 	CheckTimeout time.Duration
 	Now          func() time.Time
 	Logger       *slog.Logger
-	// Concurrency bounds the checks in flight per provider (default 4).
+	// Concurrency bounds the checks in flight per provider. 0: derived from
+	// the provider's rate (see workers), so that the rate, not the number
+	// of checks waiting on the provider's answers, bounds a pass.
 	Concurrency int
 }
 
@@ -137,7 +140,6 @@ func NewReconciler(cfg ReconcilerConfig) (*Reconciler, error) {
 	slices.Sort(names)
 	setDefault(&cfg.After, DefaultReconcileAfter)
 	setDefault(&cfg.CheckTimeout, DefaultCheckTimeout)
-	setDefault(&cfg.Concurrency, DefaultReconcileConcurrency)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -618,7 +620,24 @@ func (r *Reconciler) select_(ctx context.Context, o PassOptions, now time.Time, 
 	return out, nil
 }
 
-// provider checks one provider's candidates with Concurrency workers. The
+// maxReconcileWorkers bounds the derived checks in flight per provider.
+const maxReconcileWorkers = 64
+
+// workers is how many of p's checks run at once: Concurrency when set, else
+// half the provider's rate (at least DefaultReconcileConcurrency, at most
+// maxReconcileWorkers). A check waits on one status call, a few hundred ms
+// against a real provider (2–5 calls a second per worker), so rate/2
+// workers keep the limiter, not the round trips, the bound; with a fixed 4
+// a rate above ~10/s was never reached (BENCHMARKS.md, "Reconciliation pass").
+func (r *Reconciler) workers(p string) int {
+	if r.cfg.Concurrency > 0 {
+		return r.cfg.Concurrency
+	}
+	n := int(math.Ceil(r.cfg.Gate.Rate(p) / 2))
+	return min(max(n, DefaultReconcileConcurrency), maxReconcileWorkers)
+}
+
+// provider checks one provider's candidates with its workers. The
 // first check runs alone, so that refused credentials cost one call. It
 // returns why the provider's remaining checks were skipped (refused
 // credentials) and how many were not started (budget, ctx).
@@ -665,7 +684,7 @@ func (r *Reconciler) provider(ctx context.Context, p string, cs []domain.Candida
 		check(c)
 	}
 	var wg sync.WaitGroup
-	for range r.cfg.Concurrency {
+	for range r.workers(p) {
 		wg.Go(work)
 	}
 	wg.Wait()

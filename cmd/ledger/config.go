@@ -80,11 +80,12 @@ type PagarmeConfig struct {
 // ReconcileConfig is LEDGER_RECONCILE_*: the reconciler's schedule and
 // manners (README, "Reconciliation").
 type ReconcileConfig struct {
-	Interval time.Duration // between passes; 0: no periodic pass
-	After    time.Duration // quiet this long, a payment not final is in doubt
-	Sample   float64       // share of the payments finished in the last 24 h re-checked at every pass
-	Rate     float64       // calls per second per provider, the status client's retries included
-	Cooldown time.Duration // an open breaker refuses checks this long
+	Interval time.Duration      // between passes; 0: no periodic pass
+	After    time.Duration      // quiet this long, a payment not final is in doubt
+	Sample   float64            // share of the payments finished in the last 24 h re-checked at every pass
+	Rate     float64            // calls per second per provider, the status client's retries included
+	Rates    map[string]float64 // LEDGER_<PROVIDER>_RECONCILE_RATE: a provider's own, overriding Rate
+	Cooldown time.Duration      // an open breaker refuses checks this long
 }
 
 // DefaultDatabaseURL is the local Postgres that `make run` and the tests use.
@@ -118,7 +119,7 @@ func (c *Config) settings() []setting {
 	for _, p := range providerTable() {
 		s = append(s, p.settings(c)...)
 	}
-	return append(s,
+	s = append(s,
 		integer("LEDGER_JOBS_MAX_ATTEMPTS", &c.JobsMaxAttempts, 12, 1, 100),
 		duration("LEDGER_JOBS_RESCUE_AFTER", &c.JobsRescueAfter, 0, 2*time.Minute), // 0: the jobs default
 		integer("LEDGER_JOBS_WORKERS", &c.JobsWorkers, jobs.DefaultWorkers, 1, 1000),
@@ -126,7 +127,9 @@ func (c *Config) settings() []setting {
 		duration("LEDGER_RECONCILE_AFTER", &c.Reconcile.After, 30*time.Minute, time.Second),
 		fraction("LEDGER_RECONCILE_SAMPLE", &c.Reconcile.Sample, 0.01),
 		positive("LEDGER_RECONCILE_RATE", &c.Reconcile.Rate, 5, 1000),
-		duration("LEDGER_RECONCILE_COOLDOWN", &c.Reconcile.Cooldown, time.Minute, time.Second),
+		duration("LEDGER_RECONCILE_COOLDOWN", &c.Reconcile.Cooldown, time.Minute, time.Second))
+	s = append(s, c.reconcileRates()...)
+	return append(s,
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},
@@ -134,6 +137,27 @@ func (c *Config) settings() []setting {
 		text("LEDGER_DEBUG_ADDR", &c.DebugAddr, ""),
 		setting{"GOGC", c.parseGOGC},
 	)
+}
+
+// reconcileRates reads LEDGER_<PROVIDER>_RECONCILE_RATE for every provider:
+// their published limits differ (README, "Reconciliation").
+func (c *Config) reconcileRates() []setting {
+	c.Reconcile.Rates = map[string]float64{}
+	var out []setting
+	for _, name := range providerNames() {
+		v := new(float64)
+		p := positive("LEDGER_"+strings.ToUpper(name)+"_RECONCILE_RATE", v, 0, 1000)
+		out = append(out, setting{p.name, func(raw string) error {
+			if err := p.parse(raw); err != nil {
+				return err
+			}
+			if *v > 0 {
+				c.Reconcile.Rates[name] = *v
+			}
+			return nil
+		}})
+	}
+	return out
 }
 
 func (c *Config) parseRoles(raw string) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,10 @@ func TestConfigReconcile(t *testing.T) {
 		{"sample NaN", map[string]string{"LEDGER_RECONCILE_SAMPLE": "NaN"}, def, "LEDGER_RECONCILE_SAMPLE"},
 		{"rate 0", map[string]string{"LEDGER_RECONCILE_RATE": "0"}, def, "LEDGER_RECONCILE_RATE"},
 		{"rate words", map[string]string{"LEDGER_RECONCILE_RATE": "fast"}, def, "LEDGER_RECONCILE_RATE"},
+		{"a provider's own rate", map[string]string{"LEDGER_ASAAS_RECONCILE_RATE": "0.5", "LEDGER_STRIPE_RECONCILE_RATE": ""},
+			ReconcileConfig{Interval: def.Interval, After: def.After, Sample: def.Sample, Rate: def.Rate, Cooldown: def.Cooldown,
+				Rates: map[string]float64{"asaas": 0.5}}, ""},
+		{"a provider's rate 0", map[string]string{"LEDGER_PAGARME_RECONCILE_RATE": "0"}, def, "LEDGER_PAGARME_RECONCILE_RATE"},
 		{"cooldown short", map[string]string{"LEDGER_RECONCILE_COOLDOWN": "10ms"}, def, "LEDGER_RECONCILE_COOLDOWN"},
 	}
 	for _, tt := range tests {
@@ -168,7 +173,10 @@ func TestConfigReconcile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Reconcile != tt.want {
+			if tt.want.Rates == nil {
+				tt.want.Rates = map[string]float64{}
+			}
+			if !reflect.DeepEqual(c.Reconcile, tt.want) {
 				t.Errorf("Reconcile = %+v, want %+v", c.Reconcile, tt.want)
 			}
 		})

@@ -80,7 +80,7 @@ func reconcile(ctx context.Context, e *environment, o reconcileOptions) error {
 	}
 	defer pool.Close()
 	defer store.close()
-	gate := jobs.NewGate(jobs.GateConfig{Rate: e.cfg.Reconcile.Rate, Cooldown: e.cfg.Reconcile.Cooldown}, nil)
+	gate := jobs.NewGate(gateConfig(e.cfg), nil)
 	rcfg, err := reconcilerConfig(e.cfg, gate, store, projections.NewQueries(pool), nil, e.logger)
 	if err != nil {
 		return configError(err)
@@ -146,6 +146,12 @@ func reconcileFetchers(cfg Config, gate *jobs.Gate) ([]jobs.StatusFetcher, error
 		}
 	}
 	return out, nil
+}
+
+// gateConfig is the reconciler's manners: LEDGER_RECONCILE_RATE (and each
+// provider's own), LEDGER_RECONCILE_COOLDOWN.
+func gateConfig(cfg Config) jobs.GateConfig {
+	return jobs.GateConfig{Rate: cfg.Reconcile.Rate, Rates: cfg.Reconcile.Rates, Cooldown: cfg.Reconcile.Cooldown}
 }
 
 // reconcilerConfig is the reconciler of cfg: serve's periodic and on-demand

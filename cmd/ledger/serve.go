@@ -128,7 +128,7 @@ func (m *Main) openMetrics(context.Context) error {
 // openJobs builds the River client. Without the jobs role it is never
 // started and only enqueues the projector's follow-ups for other processes.
 func (m *Main) openJobs(context.Context) error {
-	gate := jobs.NewGate(jobs.GateConfig{Rate: m.cfg.Reconcile.Rate, Cooldown: m.cfg.Reconcile.Cooldown}, nil)
+	gate := jobs.NewGate(gateConfig(m.cfg), nil)
 	rcfg, err := reconcilerConfig(m.cfg, gate, m.store, projections.NewQueries(m.pool), m.reconcileMetrics, m.logger)
 	if err != nil {
 		return configError(err)
