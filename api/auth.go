@@ -16,13 +16,14 @@ import (
 // wrapped in requireAdmin as well.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		role, ok := matchToken(s.tokens, r.Header.Get("Authorization"))
+		t, ok := matchToken(s.tokens, r.Header.Get("Authorization"))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			s.writeError(w, r, domain.Unauthorized("api: authenticate", "missing or invalid bearer token", nil))
 			return
 		}
-		infoFrom(r.Context()).role = role
+		in := infoFrom(r.Context())
+		in.role, in.token = t.role, t.name
 		next.ServeHTTP(w, r)
 	})
 }
@@ -46,26 +47,26 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 func (s *Server) writeForbidden(w http.ResponseWriter, r *http.Request, role Role, msg string) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "api: request rejected",
 		slog.String("request_id", requestIDFrom(r.Context())), slog.String("kind", codeForbidden),
-		slog.String("role", string(role)), slog.String("error", msg))
+		slog.String("role", string(role)), slog.String("token", infoFrom(r.Context()).token), slog.String("error", msg))
 	s.writeErrorBody(w, r, http.StatusForbidden, codeForbidden, msg)
 }
 
 // codeForbidden is error.code of a 403.
 const codeForbidden = "forbidden"
 
-// matchToken finds the role of the bearer token in an Authorization header.
+// matchToken finds the configured token of an Authorization header.
 // It compares SHA-256 digests (fixed length, so the time does not depend on
 // how much of a token matched or on its length) against every configured
 // token without stopping at a match, so the time does not tell which one
 // matched either.
-func matchToken(tokens []tokenDigest, header string) (Role, bool) {
+func matchToken(tokens []tokenDigest, header string) (tokenDigest, bool) {
 	scheme, presented, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+		return tokenDigest{}, false
 	}
 	presented = strings.TrimSpace(presented)
 	if presented == "" {
-		return "", false
+		return tokenDigest{}, false
 	}
 	sum := sha256.Sum256([]byte(presented))
 	found, idx := 0, 0
@@ -75,7 +76,7 @@ func matchToken(tokens []tokenDigest, header string) (Role, bool) {
 		found |= eq
 	}
 	if found == 0 {
-		return "", false
+		return tokenDigest{}, false
 	}
-	return tokens[idx].role, true
+	return tokens[idx], true
 }

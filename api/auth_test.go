@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/internal/logtest"
 )
 
 func TestAuth(t *testing.T) {
@@ -74,21 +75,23 @@ func TestAuthNoTokensConfigured(t *testing.T) {
 }
 
 func TestMatchTokenRole(t *testing.T) {
-	tokens := digestTokens([]Token{{RoleAdmin, "a1"}, {RoleRead, "r1"}, {RoleRead, "r2"}})
+	tokens := digestTokens([]Token{{Role: RoleAdmin, Name: "ana", Value: "a1"}, {Role: RoleRead, Name: "bi", Value: "r1"},
+		{Role: RoleRead, Value: "r2"}})
 	for _, tc := range []struct {
 		header   string
 		wantRole Role
+		wantName string
 		wantOK   bool
 	}{
-		{"Bearer a1", RoleAdmin, true},
-		{"Bearer r1", RoleRead, true},
-		{"Bearer r2", RoleRead, true},
-		{"Bearer r3", "", false},
-		{"Bearer  r2 ", RoleRead, true},
+		{"Bearer a1", RoleAdmin, "ana", true},
+		{"Bearer r1", RoleRead, "bi", true},
+		{"Bearer r2", RoleRead, "read", true}, // no name: its role's
+		{"Bearer r3", "", "", false},
+		{"Bearer  r2 ", RoleRead, "read", true},
 	} {
-		role, ok := matchToken(tokens, tc.header)
-		if role != tc.wantRole || ok != tc.wantOK {
-			t.Errorf("matchToken(%q) = %q, %v; want %q, %v", tc.header, role, ok, tc.wantRole, tc.wantOK)
+		got, ok := matchToken(tokens, tc.header)
+		if got.role != tc.wantRole || got.name != tc.wantName || ok != tc.wantOK {
+			t.Errorf("matchToken(%q) = %q %q, %v; want %q %q, %v", tc.header, got.role, got.name, ok, tc.wantRole, tc.wantName, tc.wantOK)
 		}
 	}
 	if _, ok := matchToken(nil, "Bearer x"); ok {
@@ -104,17 +107,25 @@ func TestParseTokens(t *testing.T) {
 	}{
 		{in: "", want: nil},
 		{in: "   ", want: nil},
-		{in: "read:s3cret-r", want: []Token{{RoleRead, "s3cret-r"}}},
-		{in: " read:s3cret-r , admin:s3cret-a ", want: []Token{{RoleRead, "s3cret-r"}, {RoleAdmin, "s3cret-a"}}},
-		{in: "admin:with:colons", want: []Token{{RoleAdmin, "with:colons"}}},
+		{in: "read:s3cret-r", want: []Token{{RoleRead, "read", "s3cret-r"}}},
+		{in: " read:s3cret-r , admin:s3cret-a ", want: []Token{{RoleRead, "read", "s3cret-r"}, {RoleAdmin, "admin", "s3cret-a"}}},
+		{in: "admin:ana:s3cret-a,read:bi:s3cret-r", want: []Token{{RoleAdmin, "ana", "s3cret-a"}, {RoleRead, "bi", "s3cret-r"}}},
+		{in: " admin : ana.b_2-x : s3cret-a ", want: []Token{{RoleAdmin, "ana.b_2-x", "s3cret-a"}}},
+		{in: "admin:with:two:colons", wantErr: "entry 1: want role:name:token or role:token"},
+		{in: "admin:Ana:s3cret-a", wantErr: "entry 1: the name must be"},
+		{in: "admin::s3cret-a", wantErr: "entry 1: the name must be"},
+		{in: "admin:S3CRET-A:x", wantErr: "entry 1: the name must be"},
+		{in: "admin:ana:", wantErr: "entry 1: empty token"},
+		{in: "admin:ana:s3cret-a,read:bi:s3cret-a", wantErr: "entry 2: same token as entry 1"},
+		{in: "root:ana:s3cret-a", wantErr: "entry 1: role is not read or admin"},
 		{in: "writer:s3cret-w", wantErr: "entry 1: role is not read or admin"},
 		{in: "READ:s3cret-r", wantErr: "entry 1: role is not read or admin"},
 		{in: "s3cret-r:read", wantErr: "entry 1: role is not read or admin"},
 		{in: "read:", wantErr: "entry 1: empty token"},
 		{in: "read:s3cret-r,admin:s3cret-r", wantErr: "entry 2: same token as entry 1"},
-		{in: "s3cret-r", wantErr: "entry 1: want role:token"},
-		{in: "read:s3cret-r,", wantErr: "entry 2: want role:token"},
-		{in: "read:a,,admin:b", wantErr: "entry 2: want role:token"},
+		{in: "s3cret-r", wantErr: "entry 1: want role:name:token or role:token"},
+		{in: "read:s3cret-r,", wantErr: "entry 2: want role:name:token or role:token"},
+		{in: "read:a,,admin:b", wantErr: "entry 2: want role:name:token or role:token"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -140,5 +151,22 @@ func TestParseTokens(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The access log says which token asked, by its name, never its value.
+func TestAuthLogsTokenName(t *testing.T) {
+	env := newEnv(t)
+	var rec logtest.Recorder
+	env.cfg.Logger = rec.Logger()
+	env.cfg.Tokens = []Token{{Role: RoleRead, Name: "bi", Value: readToken}, {Role: RoleAdmin, Value: adminToken}}
+	srv := env.server(t)
+	serve(t, srv, get("/v1/payments", readToken))
+	serve(t, srv, get("/v1/payments", adminToken))
+	if rec.Count("http request", "role=read", "token=bi") != 1 || rec.Count("http request", "role=admin", "token=admin") != 1 {
+		t.Error("access log lacks the token names")
+	}
+	if rec.Count(readToken) != 0 || rec.Count(adminToken) != 0 {
+		t.Error("access log shows a token value")
 	}
 }

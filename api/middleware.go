@@ -12,11 +12,12 @@ import (
 )
 
 // reqInfo is what the middleware learns about a request: its ID, and the
-// role once authenticated. It is a pointer on the context so the access log,
-// which runs outside the auth middleware, can report the role too.
+// role and token name once authenticated. It is a pointer on the context so
+// the access log, which runs outside the auth middleware, can report them too.
 type reqInfo struct {
-	id   string
-	role Role
+	id    string
+	role  Role
+	token string // the token's name (LEDGER_API_TOKENS), who is asking
 }
 
 type reqInfoKey struct{}
@@ -111,7 +112,7 @@ func (s *Server) accessLog(r *http.Request, rec *statusRecorder, d time.Duration
 		slog.String("remote", r.RemoteAddr),
 	}
 	if role, ok := roleFrom(r.Context()); ok {
-		attrs = append(attrs, slog.String("role", string(role)))
+		attrs = append(attrs, slog.String("role", string(role)), slog.String("token", infoFrom(r.Context()).token))
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
 }

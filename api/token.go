@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -21,29 +22,48 @@ const (
 // valid reports whether r is a known role.
 func (r Role) valid() bool { return r == RoleRead || r == RoleAdmin }
 
-// Token is one configured API bearer token and the role it grants.
+// Token is one configured API bearer token, the role it grants and the name
+// of who holds it (access logs, and the facts a person's action appends).
 type Token struct {
 	Role  Role
+	Name  string
 	Value string
 }
 
-// ParseTokens parses the "role:token,role:token" format of LEDGER_API_TOKENS.
-// Spaces around entries are ignored; an empty string means no tokens. Errors
-// name the entry by position and never echo a token value, because the
-// message may end up in logs.
+// validName is what a token's name may be: short, lower-case, safe in logs
+// and facts.
+var validName = regexp.MustCompile(`^[a-z0-9_.-]{1,64}$`)
+
+// ParseTokens parses LEDGER_API_TOKENS: comma-separated "role:name:token"
+// entries, or the older "role:token" (named after its role). Tokens contain
+// no ':'. Spaces around entries and fields are ignored; an empty string
+// means no tokens. Errors name the entry by position and never echo a token
+// value, because the message may end up in logs.
 func ParseTokens(s string) ([]Token, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
 	var tokens []Token
+	var errs []error
 	for i, entry := range strings.Split(s, ",") {
-		role, value, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok {
-			return nil, fmt.Errorf("api: parse tokens: entry %d: want role:token", i+1)
+		fields := strings.Split(strings.TrimSpace(entry), ":")
+		for j := range fields {
+			fields[j] = strings.TrimSpace(fields[j])
 		}
-		tokens = append(tokens, Token{Role: Role(strings.TrimSpace(role)), Value: strings.TrimSpace(value)})
+		switch len(fields) {
+		case 2:
+			tokens = append(tokens, Token{Role: Role(fields[0]), Name: fields[0], Value: fields[1]})
+		case 3:
+			if !validName.MatchString(fields[1]) {
+				// Not echoed either: a misplaced field may be the secret.
+				errs = append(errs, fmt.Errorf("entry %d: the name must be 1 to 64 of a-z 0-9 _ . -", i+1))
+			}
+			tokens = append(tokens, Token{Role: Role(fields[0]), Name: fields[1], Value: fields[2]})
+		default:
+			errs = append(errs, fmt.Errorf("entry %d: want role:name:token or role:token (a token contains no ':')", i+1))
+		}
 	}
-	if err := validateTokens(tokens); err != nil {
+	if err := errors.Join(append(errs, validateTokens(tokens))...); err != nil {
 		return nil, fmt.Errorf("api: parse tokens: %w", err)
 	}
 	return tokens, nil
@@ -75,13 +95,18 @@ func validateTokens(tokens []Token) error {
 // over fixed-length values and take the same time whatever the token length.
 type tokenDigest struct {
 	role Role
+	name string
 	sum  [sha256.Size]byte
 }
 
 func digestTokens(tokens []Token) []tokenDigest {
 	out := make([]tokenDigest, len(tokens))
 	for i, t := range tokens {
-		out[i] = tokenDigest{role: t.Role, sum: sha256.Sum256([]byte(t.Value))}
+		name := t.Name
+		if name == "" {
+			name = string(t.Role) // a Token built in code, without a name
+		}
+		out[i] = tokenDigest{role: t.Role, name: name, sum: sha256.Sum256([]byte(t.Value))}
 	}
 	return out
 }
