@@ -296,7 +296,7 @@ func Rank(e Event) int {
 		// REFUNDED in the same second) order by the stage they report.
 		return 90 + stageOf(x.Status)
 	}
-	return 100
+	return 110
 }
 
 // stageOf orders statuses by how far along the lifecycle they are, for
@@ -305,22 +305,24 @@ func stageOf(s Status) int {
 	switch s {
 	case StatusPending:
 		return 1
-	case StatusAuthorized:
+	case StatusAwaitingConfirmation:
 		return 2
-	case StatusFailed:
+	case StatusAuthorized:
 		return 3
-	case StatusCancelled:
+	case StatusFailed:
 		return 4
-	case StatusConfirmed:
+	case StatusCancelled:
 		return 5
-	case StatusPartiallyRefunded:
+	case StatusConfirmed:
 		return 6
-	case StatusRefunded:
+	case StatusPartiallyRefunded:
 		return 7
-	case StatusDisputed:
+	case StatusRefunded:
 		return 8
-	case StatusChargeback:
+	case StatusDisputed:
 		return 9
+	case StatusChargeback:
+		return 10
 	}
 	return 0
 }

@@ -44,22 +44,23 @@ func (f *folder) apply(e Event) {
 		f.amount(ev.Amount, ev.Currency)
 		f.move(StatusPending, "")
 	case *PaymentProcessing:
+		// An attempt is under way: it waits on the payer or the network.
 		f.amount(ev.Amount, ev.Currency)
-		f.move(StatusPending, "", StatusPending, StatusFailed)
+		f.awaiting()
 	case *PaymentActionRequired:
 		f.amount(ev.Amount, ev.Currency)
-		f.move(StatusPending, "", StatusPending, StatusFailed)
+		f.awaiting()
 	case *PaymentAuthorized:
 		f.amount(ev.Amount, ev.Currency)
-		f.move(StatusAuthorized, "", StatusPending, StatusFailed)
+		f.move(StatusAuthorized, "", StatusPending, StatusAwaitingConfirmation, StatusFailed)
 	case *PaymentFailed:
 		f.amount(ev.Amount, ev.Currency)
-		if !f.move(StatusFailed, "", StatusPending, StatusAuthorized) && f.moneyMoved() {
+		if !f.move(StatusFailed, "", StatusPending, StatusAwaitingConfirmation, StatusAuthorized) && f.moneyMoved() {
 			f.flag(ReviewFailureAfterSuccess)
 		}
 	case *PaymentCancelled:
 		f.amount(ev.Amount, ev.Currency)
-		if !f.move(StatusCancelled, "", StatusPending, StatusFailed, StatusAuthorized) && f.moneyMoved() {
+		if !f.move(StatusCancelled, "", StatusPending, StatusAwaitingConfirmation, StatusFailed, StatusAuthorized) && f.moneyMoved() {
 			f.flag(ReviewCancelAfterSuccess)
 		}
 	case *PaymentSucceeded:
@@ -114,6 +115,12 @@ func (f *folder) observed(ev *PaymentStatusObserved) {
 		f.disputeOpen = false
 	}
 	f.s.Status = ev.Status
+}
+
+// awaiting moves a payment with no outcome yet (or a failed one, retried)
+// to awaiting_confirmation.
+func (f *folder) awaiting() {
+	f.move(StatusAwaitingConfirmation, "", StatusPending, StatusAwaitingConfirmation, StatusFailed)
 }
 
 // move sets status to to when the current status is one of from; it reports

@@ -23,6 +23,9 @@ func created(id string, sec int, amount int64) domain.Event {
 func processing(id string, sec int) domain.Event {
 	return &domain.PaymentProcessing{Meta: meta(id, sec), Amount: 2000, Currency: "USD"}
 }
+func actionRequired(id string, sec int) domain.Event {
+	return &domain.PaymentActionRequired{Meta: meta(id, sec), Amount: 2000, Currency: "USD"}
+}
 func authorized(id string, sec int) domain.Event {
 	return &domain.PaymentAuthorized{Meta: meta(id, sec), Amount: 2000, AmountCapturable: 2000, Currency: "USD"}
 }
@@ -56,14 +59,21 @@ func TestFoldRules(t *testing.T) {
 	}{
 		{name: "empty is no status", given: nil, wantStatus: ""},
 		{name: "created is pending", given: []domain.Event{created("e1", 0, 2000)}, wantStatus: domain.StatusPending},
-		{name: "processing stays pending", given: []domain.Event{created("e1", 0, 2000), processing("e2", 1)}, wantStatus: domain.StatusPending},
+		{name: "processing awaits confirmation", given: []domain.Event{created("e1", 0, 2000), processing("e2", 1)}, wantStatus: domain.StatusAwaitingConfirmation},
+		{name: "action required awaits confirmation", given: []domain.Event{created("e1", 0, 2000), actionRequired("e2", 1)}, wantStatus: domain.StatusAwaitingConfirmation},
+		{name: "awaiting then authorized", given: []domain.Event{processing("e2", 1), authorized("e3", 2)}, wantStatus: domain.StatusAuthorized},
+		{name: "awaiting then failed", given: []domain.Event{created("e1", 0, 2000), actionRequired("e2", 1), failed("e3", 1)}, wantStatus: domain.StatusFailed},
+		{name: "awaiting then cancelled", given: []domain.Event{created("e1", 0, 2000), processing("e2", 1), cancelled("e3", 9)}, wantStatus: domain.StatusCancelled},
+		{name: "awaiting then succeeded", given: []domain.Event{processing("e2", 1), created("e1", 0, 2000), succeeded("e3", 1, 2000)},
+			wantStatus: domain.StatusConfirmed, wantCaptured: 2000},
+		{name: "processing after authorized stays authorized", given: []domain.Event{created("e1", 0, 2000), authorized("e2", 1), processing("e3", 2)}, wantStatus: domain.StatusAuthorized},
 		{name: "authorized", given: []domain.Event{created("e1", 0, 2000), authorized("e2", 1)}, wantStatus: domain.StatusAuthorized},
 		{name: "failed", given: []domain.Event{created("e1", 0, 2000), failed("e2", 1)}, wantStatus: domain.StatusFailed},
 		{name: "failed then success is confirmed", given: []domain.Event{created("e1", 0, 2000), failed("e2", 1), succeeded("e3", 5, 2000)},
 			wantStatus: domain.StatusConfirmed, wantCaptured: 2000},
 		{name: "failed and success in the same second is confirmed", given: []domain.Event{succeeded("e3", 1, 2000), failed("e2", 1), created("e1", 0, 2000)},
 			wantStatus: domain.StatusConfirmed, wantCaptured: 2000},
-		{name: "retry after failure goes back to pending", given: []domain.Event{created("e1", 0, 2000), failed("e2", 1), processing("e3", 2)}, wantStatus: domain.StatusPending},
+		{name: "retry after failure awaits confirmation again", given: []domain.Event{created("e1", 0, 2000), failed("e2", 1), processing("e3", 2)}, wantStatus: domain.StatusAwaitingConfirmation},
 		{name: "cancelled", given: []domain.Event{created("e1", 0, 2000), authorized("e2", 1), cancelled("e3", 2)}, wantStatus: domain.StatusCancelled},
 		{name: "partial refund", given: []domain.Event{created("e1", 0, 2000), succeeded("e2", 1, 2000), refunded("e3", 2, 500)},
 			wantStatus: domain.StatusPartiallyRefunded, wantCaptured: 2000, wantRefunded: 500},

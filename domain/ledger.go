@@ -77,9 +77,9 @@ type Books struct {
 }
 
 // BooksOf maps a payment's state to its books. Nothing is booked until money
-// moved (a pending, authorized, failed or cancelled payment books nothing,
-// fee included); a dispute whose amount no fact stated withholds what is left
-// of the capture.
+// moved (a pending, awaiting_confirmation, authorized, failed or cancelled
+// payment books nothing, fee included); a dispute whose amount no fact
+// stated withholds what is left of the capture.
 func BooksOf(s PaymentState) Books {
 	b := Books{Currency: s.Currency}
 	switch s.Status {

@@ -11,20 +11,24 @@ type Status string
 
 // The statuses. A payment is one of these after any non-empty fold.
 const (
-	StatusPending           Status = "pending"
-	StatusAuthorized        Status = "authorized"
-	StatusConfirmed         Status = "confirmed"
-	StatusFailed            Status = "failed"
-	StatusCancelled         Status = "cancelled"
-	StatusPartiallyRefunded Status = "partially_refunded"
-	StatusRefunded          Status = "refunded"
-	StatusDisputed          Status = "disputed"
-	StatusChargeback        Status = "chargeback"
+	StatusPending Status = "pending"
+	// StatusAwaitingConfirmation: the outcome depends on the payer or the
+	// network and no money has moved yet (Pix or boleto issued and unpaid,
+	// bank debit processing, 3-D Secure pending, provider risk analysis).
+	StatusAwaitingConfirmation Status = "awaiting_confirmation"
+	StatusAuthorized           Status = "authorized"
+	StatusConfirmed            Status = "confirmed"
+	StatusFailed               Status = "failed"
+	StatusCancelled            Status = "cancelled"
+	StatusPartiallyRefunded    Status = "partially_refunded"
+	StatusRefunded             Status = "refunded"
+	StatusDisputed             Status = "disputed"
+	StatusChargeback           Status = "chargeback"
 )
 
 // Statuses lists every status, for validating filters.
 func Statuses() []Status {
-	return []Status{StatusPending, StatusAuthorized, StatusConfirmed, StatusFailed, StatusCancelled,
+	return []Status{StatusPending, StatusAwaitingConfirmation, StatusAuthorized, StatusConfirmed, StatusFailed, StatusCancelled,
 		StatusPartiallyRefunded, StatusRefunded, StatusDisputed, StatusChargeback}
 }
 

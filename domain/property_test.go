@@ -18,7 +18,9 @@ func genEvents(t *rapid.T) []domain.Event {
 		id := fmt.Sprintf("evt_%d", i)
 		sec := rapid.IntRange(0, 4).Draw(t, "sec")
 		amount := rapid.Int64Range(1, 5000).Draw(t, "amount")
-		switch rapid.IntRange(0, 11).Draw(t, "kind") {
+		switch rapid.IntRange(0, 12).Draw(t, "kind") {
+		case 12:
+			evs = append(evs, actionRequired(id, sec))
 		case 10:
 			evs = append(evs, notified(id, sec))
 		case 11:
@@ -83,6 +85,53 @@ func TestFoldIsOrderAndDuplicateIndependent(t *testing.T) {
 		}
 		if want.EventCount != len(facts) {
 			t.Fatalf("EventCount = %d, want %d", want.EventCount, len(facts))
+		}
+	})
+}
+
+// TestWaitingMovesOnToItsOutcome: any number of waiting facts (processing,
+// action required, awaiting_confirmation snapshots, after a created or not)
+// followed by an outcome fold to that outcome in any arrival order, and
+// while only waiting facts are known the payment is awaiting_confirmation,
+// books nothing and is not final.
+func TestWaitingMovesOnToItsOutcome(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var facts []domain.Event
+		if rapid.Bool().Draw(t, "created") {
+			facts = append(facts, created("c", 0, 2000))
+		}
+		n := rapid.IntRange(1, 5).Draw(t, "waiting")
+		for i := 0; i < n; i++ {
+			id, sec := fmt.Sprintf("w%d", i), rapid.IntRange(0, 3).Draw(t, "sec")
+			switch rapid.IntRange(0, 2).Draw(t, "kind") {
+			case 0:
+				facts = append(facts, processing(id, sec))
+			case 1:
+				facts = append(facts, actionRequired(id, sec))
+			default:
+				facts = append(facts, observed(id, sec, domain.StatusAwaitingConfirmation, 0, 0))
+			}
+		}
+		waiting := domain.Fold(rapid.Permutation(facts).Draw(t, "waiting order")...).State()
+		if waiting.Status != domain.StatusAwaitingConfirmation || waiting.Status.Final() ||
+			domain.BooksOf(waiting) != (domain.Books{Currency: waiting.Currency}) {
+			t.Fatalf("waiting facts fold to %+v", waiting)
+		}
+		outcomes := []struct {
+			e    domain.Event
+			want domain.Status
+		}{
+			{succeeded("o", 4, 2000), domain.StatusConfirmed},
+			{failed("o", 4), domain.StatusFailed},
+			{cancelled("o", 4), domain.StatusCancelled},
+			{authorized("o", 4), domain.StatusAuthorized},
+			{observed("o", 4, domain.StatusConfirmed, 2000, 0), domain.StatusConfirmed},
+			{observed("o", 4, domain.StatusFailed, 0, 0), domain.StatusFailed},
+		}
+		o := outcomes[rapid.IntRange(0, len(outcomes)-1).Draw(t, "outcome")]
+		all := rapid.Permutation(append(facts, o.e)).Draw(t, "order")
+		if got := domain.Fold(all...).State(); got.Status != o.want {
+			t.Fatalf("Fold(%d waiting + %s) = %s, want %s", n, o.e.EventType(), got.Status, o.want)
 		}
 	})
 }

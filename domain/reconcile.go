@@ -65,11 +65,11 @@ const (
 )
 
 // Final reports whether a payment in s waits on nothing from the provider.
-// Pending, authorized and disputed payments are not final: the reconciler
-// asks the provider about them when they stay quiet.
+// Pending, awaiting_confirmation, authorized and disputed payments are not
+// final: the reconciler asks the provider about them when they stay quiet.
 func (s Status) Final() bool {
 	switch s {
-	case StatusPending, StatusAuthorized, StatusDisputed:
+	case StatusPending, StatusAwaitingConfirmation, StatusAuthorized, StatusDisputed:
 		return false
 	}
 	return s.Valid()

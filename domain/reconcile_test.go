@@ -41,7 +41,8 @@ func TestClassifyCheck(t *testing.T) {
 }
 
 func TestStatusFinal(t *testing.T) {
-	notFinal := map[domain.Status]bool{domain.StatusPending: true, domain.StatusAuthorized: true, domain.StatusDisputed: true}
+	notFinal := map[domain.Status]bool{domain.StatusPending: true, domain.StatusAwaitingConfirmation: true,
+		domain.StatusAuthorized: true, domain.StatusDisputed: true}
 	for _, s := range domain.Statuses() {
 		if s.Final() == notFinal[s] {
 			t.Errorf("%s.Final() = %v", s, s.Final())

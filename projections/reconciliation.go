@@ -17,10 +17,10 @@ import (
 )
 
 // inDoubt is the predicate of payments_in_doubt_idx
-// (migrations/00008_reconciliation.sql), spelled as the index spells it so
+// (migrations/00009_awaiting_confirmation.sql), spelled as the index spells it so
 // that the planner can prove a query's WHERE implies it: the complement of
 // domain.Status.Final, or known only from notifications.
-const inDoubt = `(status IN ('pending', 'authorized', 'disputed') OR notified_only)`
+const inDoubt = `(status IN ('pending', 'awaiting_confirmation', 'authorized', 'disputed') OR notified_only)`
 
 // candidateSelect reads candidates; the rest of the query follows.
 const candidateSelect = `SELECT provider, provider_payment_id, status, currency, amount, last_recorded_at FROM payments `

@@ -96,7 +96,9 @@ func TestE2EMercadoPago(t *testing.T) {
 	if code, body := l.mercadoPagoWebhook(t, 9001, id, "payment.created", "mp_e2e_secret"); code != http.StatusOK || body["outcome"] != "accepted" {
 		t.Fatalf("created: %d %v", code, body)
 	}
-	l.waitPayment(t, id+"", func(b map[string]any) bool { return b["status"] == "pending" && num(b["amount"]) == 15010 }, "mercadopago")
+	l.waitPayment(t, id+"", func(b map[string]any) bool {
+		return b["status"] == "awaiting_confirmation" && num(b["amount"]) == 15010
+	}, "mercadopago")
 
 	// Paid, then partly refunded; the notifications arrive twice and out of order.
 	api.set(id, mpPayment(id, "approved", "partially_refunded", "150.10", "50.05", "2026-03-01T11:00:00.000-03:00"))

@@ -143,7 +143,7 @@ func testReconcile(t *testing.T, env map[string]string) {
 		t.Fatalf("corrected checks = %v, want one", corrected)
 	}
 	c := corrected[0]
-	for k, want := range map[string]any{"provider": "asaas", "provider_payment_id": lost, "status_before": "pending",
+	for k, want := range map[string]any{"provider": "asaas", "provider_payment_id": lost, "status_before": "awaiting_confirmation",
 		"status_observed": "confirmed", "status_after": "confirmed", "outcome": "corrected", "cause": "missing_webhook"} {
 		if c[k] != want {
 			t.Errorf("check %s = %v, want %v (%v)", k, c[k], want, c)
@@ -266,7 +266,7 @@ func TestReconcileCommand(t *testing.T) {
 	if code, body := l.post(t, "/webhooks/asaas", asaasEvent("evt_cli&1", "PAYMENT_CREATED", pay, "2026-03-02 09:00:00", "42.00", "PENDING", "null"), tok); code != http.StatusOK {
 		t.Fatalf("delivery: %d %v", code, body)
 	}
-	l.waitPayment(t, pay, statusIs("pending"), "asaas")
+	l.waitPayment(t, pay, statusIs("awaiting_confirmation"), "asaas")
 	getenv := mapEnv(map[string]string{"LEDGER_DATABASE_URL": env["LEDGER_DATABASE_URL"], "LEDGER_LOG_LEVEL": "error",
 		"LEDGER_ASAAS_WEBHOOK_TOKENS": "x", "LEDGER_ASAAS_API_KEY": "asaas_api_e2e", "LEDGER_ASAAS_API_BASE": base,
 		"LEDGER_RECONCILE_SAMPLE": "0"})

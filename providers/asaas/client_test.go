@@ -155,10 +155,10 @@ func TestFetchStatusEveryStatus(t *testing.T) {
 		captured int64
 		refunded int64
 	}{
-		{status: "PENDING", want: domain.StatusPending},
-		{status: "AWAITING_RISK_ANALYSIS", want: domain.StatusPending},
-		{status: "OVERDUE", want: domain.StatusPending},
-		{status: "DUNNING_REQUESTED", want: domain.StatusPending, detail: "dunning_requested"},
+		{status: "PENDING", want: domain.StatusAwaitingConfirmation},
+		{status: "AWAITING_RISK_ANALYSIS", want: domain.StatusAwaitingConfirmation},
+		{status: "OVERDUE", want: domain.StatusAwaitingConfirmation},
+		{status: "DUNNING_REQUESTED", want: domain.StatusAwaitingConfirmation, detail: "dunning_requested"},
 		{status: "AUTHORIZED", want: domain.StatusAuthorized},
 		{status: "CONFIRMED", want: domain.StatusConfirmed, captured: 10000},
 		{status: "RECEIVED", want: domain.StatusConfirmed, detail: "received", captured: 10000},

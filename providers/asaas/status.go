@@ -26,11 +26,13 @@ const unknownStatusPrefix = "asaas:"
 func statusOf(s string) (domain.Status, string) {
 	switch s {
 	case "PENDING", "AWAITING_RISK_ANALYSIS", "OVERDUE":
-		// OVERDUE is not final: a boleto or Pix may still be paid late.
-		return domain.StatusPending, ""
+		// Whatever the billing type, an Asaas charge is issued to the
+		// payer (or in risk analysis) when it exists. OVERDUE is not
+		// final: a boleto or Pix may still be paid late.
+		return domain.StatusAwaitingConfirmation, ""
 	case "DUNNING_REQUESTED":
-		// Sent to credit-bureau collection; still unpaid.
-		return domain.StatusPending, DetailDunningRequested
+		// Sent to credit-bureau collection; still unpaid, up to the payer.
+		return domain.StatusAwaitingConfirmation, DetailDunningRequested
 	case "AUTHORIZED":
 		return domain.StatusAuthorized, ""
 	case "CONFIRMED":
@@ -75,7 +77,10 @@ func lifecycleOf(event string) (lifecycle, bool) {
 	switch event {
 	case "PAYMENT_CREATED", "PAYMENT_AWAITING_RISK_ANALYSIS", "PAYMENT_APPROVED_BY_RISK_ANALYSIS",
 		"PAYMENT_RESTORED", "PAYMENT_RECEIVED_IN_CASH_UNDONE", "PAYMENT_OVERDUE":
-		return lifecycle{status: domain.StatusPending}, true
+		// The charge's payment.status is PENDING, OVERDUE or
+		// AWAITING_RISK_ANALYSIS: as statusOf says, awaiting the payer or
+		// Asaas, so a later fetch agrees with the webhook.
+		return lifecycle{status: domain.StatusAwaitingConfirmation}, true
 	case "PAYMENT_AUTHORIZED":
 		return lifecycle{status: domain.StatusAuthorized}, true
 	case "PAYMENT_CONFIRMED":

@@ -156,7 +156,9 @@ func minorUnits(field string, n json.Number, c domain.Currency, required bool) (
 func mapStatus(status, detail string, amount, refunded int64) domain.Status {
 	switch status {
 	case "pending", "in_process":
-		return domain.StatusPending
+		// Whatever the detail (Pix or boleto unpaid, a challenge, review):
+		// an attempt waits on the payer or on Mercado Pago.
+		return domain.StatusAwaitingConfirmation
 	case "authorized":
 		return domain.StatusAuthorized
 	case "approved":

@@ -108,9 +108,9 @@ func TestFetchStatusMapping(t *testing.T) {
 		wantDetail, wantProvStatus string
 	}{
 		{name: "pending", replies: ok(answer(id, "pending", "pending_waiting_transfer", "150.10", "0", "BRL", upd)),
-			wantStatus: domain.StatusPending, wantAmount: 15010, wantProvStatus: "pending", wantDetail: "pending_waiting_transfer"},
+			wantStatus: domain.StatusAwaitingConfirmation, wantAmount: 15010, wantProvStatus: "pending", wantDetail: "pending_waiting_transfer"},
 		{name: "in_process", replies: ok(answer(id, "in_process", "pending_contingency", "150.10", "0", "BRL", upd)),
-			wantStatus: domain.StatusPending, wantAmount: 15010, wantProvStatus: "in_process", wantDetail: "pending_contingency"},
+			wantStatus: domain.StatusAwaitingConfirmation, wantAmount: 15010, wantProvStatus: "in_process", wantDetail: "pending_contingency"},
 		{name: "authorized", replies: ok(answer(id, "authorized", "pending_capture", "150.10", "0", "BRL", upd)),
 			wantStatus: domain.StatusAuthorized, wantAmount: 15010, wantProvStatus: "authorized", wantDetail: "pending_capture"},
 		{name: "approved accredited", replies: ok(answer(id, "approved", "accredited", "100.10", "0", "BRL", upd)),
@@ -156,9 +156,9 @@ func TestFetchStatusMapping(t *testing.T) {
 
 		// Time.
 		{name: "no date_last_updated: now", replies: ok(answer(id, "pending", "", "1", "0", "BRL", "")),
-			wantStatus: domain.StatusPending, wantAmount: 100, wantAt: fixedNow, wantProvStatus: "pending"},
+			wantStatus: domain.StatusAwaitingConfirmation, wantAmount: 100, wantAt: fixedNow, wantProvStatus: "pending"},
 		{name: "string id in the answer", replies: ok(answer(`"`+id+`"`, "pending", "", "1", "0", "BRL", upd)),
-			wantStatus: domain.StatusPending, wantAmount: 100, wantProvStatus: "pending"},
+			wantStatus: domain.StatusAwaitingConfirmation, wantAmount: 100, wantProvStatus: "pending"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

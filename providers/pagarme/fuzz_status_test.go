@@ -46,8 +46,8 @@ func checkMapper(t *testing.T, f chargeFacts) {
 		want = domain.StatusChargeback
 	case "failed":
 		want = domain.StatusFailed
-	case "pending", "processing":
-		want = domain.StatusPending
+	case "pending", "processing", "waiting_payment", "waitingpayment":
+		want = domain.StatusAwaitingConfirmation
 		if tx := strings.ReplaceAll(strings.ToLower(f.txStatus), "_", ""); tx == "authorizedpendingcapture" || tx == "waitingcapture" {
 			want = domain.StatusAuthorized
 		}

@@ -31,8 +31,8 @@ func chargeStatus(f chargeFacts) domain.Status {
 		return afterPayment(f)
 	case "failed":
 		return domain.StatusFailed
-	case "pending", "processing":
-		return beforePayment(tx)
+	case "pending", "processing", "waitingpayment":
+		return beforePayment(tx, true)
 	}
 	if tx == "chargedback" {
 		return domain.StatusChargeback
@@ -56,12 +56,14 @@ func chargeStatus(f chargeFacts) domain.Status {
 		return afterPayment(f)
 	case "charge.payment_failed", "charge.antifraud_reproved", "order.payment_failed":
 		return domain.StatusFailed
-	case "charge.created", "charge.pending", "charge.processing", "charge.antifraud_pending",
-		"charge.antifraud_manual", "charge.antifraud_approved", "order.created", "order.pending", "order.processing":
-		return beforePayment(tx)
+	case "charge.created", "order.created":
+		return beforePayment(tx, false)
+	case "charge.pending", "charge.processing", "charge.antifraud_pending", "charge.antifraud_manual",
+		"charge.antifraud_approved", "order.pending", "order.processing":
+		return beforePayment(tx, true)
 	}
-	if authorizedTx(tx) {
-		return domain.StatusAuthorized
+	if authorizedTx(tx) || waitingTx(tx) {
+		return beforePayment(tx, false)
 	}
 	return ""
 }
@@ -89,13 +91,27 @@ func afterCancel(f chargeFacts) domain.Status {
 	return domain.StatusRefunded
 }
 
-// beforePayment: pending, or authorized when the last transaction holds
-// funds for a later capture.
-func beforePayment(tx string) domain.Status {
-	if authorizedTx(tx) {
+// beforePayment: authorized when the last transaction holds funds for a
+// later capture; awaiting_confirmation when the charge (waiting) or its last
+// transaction says an attempt waits on the payer or Pagar.me; else pending.
+func beforePayment(tx string, waiting bool) domain.Status {
+	switch {
+	case authorizedTx(tx):
 		return domain.StatusAuthorized
+	case waiting || waitingTx(tx):
+		return domain.StatusAwaitingConfirmation
 	}
 	return domain.StatusPending
+}
+
+// waitingTx reports a transaction status that waits on the payer (Pix or
+// boleto issued) or on Pagar.me (antifraud).
+func waitingTx(tx string) bool {
+	switch tx {
+	case "waitingpayment", "generated", "pendingreview", "analyzing", "processing":
+		return true
+	}
+	return false
 }
 
 // authorizedTx reports a transaction status that holds funds uncaptured.

@@ -207,8 +207,13 @@ func intentStatus(pi fetchedIntent, disputeStatus string, refunded, captured int
 			return domain.StatusFailed, cmp.Or(e.Code, "payment_error")
 		}
 		return domain.StatusPending, ""
-	case "requires_confirmation", "requires_action", "processing":
+	case "requires_confirmation":
+		// Waiting for a confirm call: no attempt yet.
 		return domain.StatusPending, ""
+	case "requires_action", "processing":
+		// 3-D Secure, a Pix QR or boleto voucher shown, a bank debit
+		// under way: the payer or the network decides.
+		return domain.StatusAwaitingConfirmation, ""
 	case "requires_capture":
 		return domain.StatusAuthorized, ""
 	case "canceled":

@@ -27,42 +27,42 @@ func genAsaas(g *gen, lifecycle string) *truth.Payment {
 	billing := "PIX"
 	s := &asaasSteps{g: g, id: id, amount: a, day: g.clock.t.In(asaasZone()).Format(time.DateOnly)}
 	t := func(st domain.Status, refunded int64) truth.State { return state(st, a, refunded, "BRL") }
-	pending := t(domain.StatusPending, 0)
+	waiting := t(domain.StatusAwaitingConfirmation, 0)
 	switch lifecycle {
 	case "pix_received":
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
 		s.event("PAYMENT_RECEIVED", "RECEIVED", billing, nil, g.between(time.Minute, 30*time.Minute), t(domain.StatusConfirmed, 0))
 	case "boleto_paid_late":
 		billing = "BOLETO"
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
-		s.event("PAYMENT_BANK_SLIP_VIEWED", "PENDING", billing, nil, g.between(time.Hour, 24*time.Hour), pending)
-		s.event("PAYMENT_OVERDUE", "OVERDUE", billing, nil, g.between(72*time.Hour, 96*time.Hour), pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
+		s.event("PAYMENT_BANK_SLIP_VIEWED", "PENDING", billing, nil, g.between(time.Hour, 24*time.Hour), waiting)
+		s.event("PAYMENT_OVERDUE", "OVERDUE", billing, nil, g.between(72*time.Hour, 96*time.Hour), waiting)
 		s.event("PAYMENT_RECEIVED", "RECEIVED", billing, nil, g.between(24*time.Hour, 72*time.Hour), t(domain.StatusConfirmed, 0)).Late = true
 	case "card_confirmed_received":
 		billing = "CREDIT_CARD"
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
 		s.event("PAYMENT_CONFIRMED", "CONFIRMED", billing, nil, g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 		s.event("PAYMENT_RECEIVED", "RECEIVED", billing, nil, g.between(24*time.Hour, 30*24*time.Hour), t(domain.StatusConfirmed, 0))
 	case "card_refused_then_confirmed":
 		billing = "CREDIT_CARD"
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
 		s.event("PAYMENT_CREDIT_CARD_CAPTURE_REFUSED", "PENDING", billing, nil, g.between(time.Second, time.Minute), t(domain.StatusFailed, 0))
 		s.event("PAYMENT_CONFIRMED", "CONFIRMED", billing, nil, g.between(time.Minute, time.Hour), t(domain.StatusConfirmed, 0))
 	case "deleted":
 		billing = "BOLETO"
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
-		s.event("PAYMENT_UPDATED", "PENDING", billing, nil, g.between(time.Minute, time.Hour), pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
+		s.event("PAYMENT_UPDATED", "PENDING", billing, nil, g.between(time.Minute, time.Hour), waiting)
 		s.deleted = true
 		s.event("PAYMENT_DELETED", "PENDING", billing, nil, g.between(time.Hour, 48*time.Hour), t(domain.StatusCancelled, 0))
 	case "refund_partial":
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
 		s.event("PAYMENT_RECEIVED", "RECEIVED", billing, nil, g.between(time.Minute, 30*time.Minute), t(domain.StatusConfirmed, 0))
 		r := g.part(a)
 		// A refund Asaas cancelled moved no money: only DONE counts.
 		refunds := []asaasRefund{{"CANCELLED", g.part(a)}, {"DONE", r}}
 		s.event("PAYMENT_PARTIALLY_REFUNDED", "RECEIVED", billing, refunds, g.between(time.Hour, 240*time.Hour), t(domain.StatusPartiallyRefunded, r))
 	case "refund_full":
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
 		s.event("PAYMENT_RECEIVED", "RECEIVED", billing, nil, g.between(time.Minute, 30*time.Minute), t(domain.StatusConfirmed, 0))
 		refunds := []asaasRefund{{"PENDING", a}}
 		s.event("PAYMENT_REFUND_IN_PROGRESS", "REFUND_IN_PROGRESS", billing, refunds, g.between(time.Hour, 48*time.Hour), t(domain.StatusConfirmed, 0))
@@ -70,7 +70,7 @@ func genAsaas(g *gen, lifecycle string) *truth.Payment {
 		s.event("PAYMENT_REFUNDED", "REFUNDED", billing, refunds, g.between(time.Hour, 24*time.Hour), t(domain.StatusRefunded, a))
 	case "chargeback":
 		billing = "CREDIT_CARD"
-		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, pending)
+		s.event("PAYMENT_CREATED", "PENDING", billing, nil, 0, waiting)
 		s.event("PAYMENT_CONFIRMED", "CONFIRMED", billing, nil, g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 		s.event("PAYMENT_CHARGEBACK_REQUESTED", "CHARGEBACK_REQUESTED", billing, nil, g.between(24*time.Hour, 240*time.Hour), t(domain.StatusChargeback, 0))
 	default:

@@ -30,19 +30,19 @@ func genMercadoPago(g *gen, lifecycle string) *truth.Payment {
 	t := func(st domain.Status, refunded int64) truth.State { return state(st, a, refunded, "BRL") }
 	switch lifecycle {
 	case "approved":
-		s.state("in_process", "pending_contingency", 0, 0, t(domain.StatusPending, 0))
+		s.state("in_process", "pending_contingency", 0, 0, t(domain.StatusAwaitingConfirmation, 0))
 		s.state("approved", "accredited", 0, g.between(time.Second, 30*time.Second), t(domain.StatusConfirmed, 0))
 	case "pix_paid_late":
-		s.state("pending", "pending_waiting_transfer", 0, 0, t(domain.StatusPending, 0))
+		s.state("pending", "pending_waiting_transfer", 0, 0, t(domain.StatusAwaitingConfirmation, 0))
 		s.state("approved", "accredited", 0, g.between(time.Hour, 20*time.Hour), t(domain.StatusConfirmed, 0)).Late = true
 	case "rejected":
-		s.state("in_process", "pending_review_manual", 0, 0, t(domain.StatusPending, 0))
+		s.state("in_process", "pending_review_manual", 0, 0, t(domain.StatusAwaitingConfirmation, 0))
 		s.state("rejected", "cc_rejected_high_risk", 0, g.between(time.Minute, time.Hour), t(domain.StatusFailed, 0))
 	case "rejected_then_approved":
 		s.state("rejected", "cc_rejected_insufficient_amount", 0, 0, t(domain.StatusFailed, 0))
 		s.state("approved", "accredited", 0, g.between(time.Minute, time.Hour), t(domain.StatusConfirmed, 0))
 	case "cancelled":
-		s.state("pending", "pending_waiting_transfer", 0, 0, t(domain.StatusPending, 0))
+		s.state("pending", "pending_waiting_transfer", 0, 0, t(domain.StatusAwaitingConfirmation, 0))
 		s.state("cancelled", "expired", 0, g.between(24*time.Hour, 72*time.Hour), t(domain.StatusCancelled, 0))
 	case "refund_partial":
 		s.state("approved", "accredited", 0, 0, t(domain.StatusConfirmed, 0))

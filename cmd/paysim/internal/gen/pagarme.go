@@ -18,18 +18,18 @@ func genPagarme(g *gen, lifecycle string) *truth.Payment {
 	s := &pagarmeSteps{g: g, id: "ch_" + suffix, order: "or_" + suffix, amount: g.amount(), method: "credit_card", created: g.clock.t.UTC()}
 	a := s.amount
 	t := func(st domain.Status, refunded int64) truth.State { return state(st, a, refunded, "BRL") }
-	pending := t(domain.StatusPending, 0)
+	waiting := t(domain.StatusAwaitingConfirmation, 0)
 	switch lifecycle {
 	case "paid":
-		s.charge("charge.pending", "pending", "pending", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "pending", 0, 0, 0, waiting)
 		s.charge("charge.paid", "paid", "captured", a, 0, g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 	case "failed_then_paid":
-		s.charge("charge.pending", "pending", "pending", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "pending", 0, 0, 0, waiting)
 		s.charge("charge.payment_failed", "failed", "not_authorized", 0, 0, g.between(time.Second, time.Minute), t(domain.StatusFailed, 0))
 		s.charge("charge.paid", "paid", "captured", a, 0, g.between(time.Minute, time.Hour), t(domain.StatusConfirmed, 0))
 	case "canceled":
 		s.method = "pix"
-		s.charge("charge.pending", "pending", "waiting_payment", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "waiting_payment", 0, 0, 0, waiting)
 		// Pagar.me reports a charge cancelled unpaid with canceled_amount
 		// equal to its amount; no money moved, so nothing was refunded.
 		s.charge("charge.canceled", "canceled", "canceled", 0, a, g.between(time.Hour, 24*time.Hour), t(domain.StatusCancelled, 0))
@@ -38,19 +38,19 @@ func genPagarme(g *gen, lifecycle string) *truth.Payment {
 		s.charge("charge.paid", "paid", "captured", a, 0, g.between(time.Minute, 48*time.Hour), t(domain.StatusConfirmed, 0))
 	case "boleto_paid_late":
 		s.method = "boleto"
-		s.charge("charge.pending", "pending", "generated", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "generated", 0, 0, 0, waiting)
 		s.charge("charge.paid", "paid", "paid", a, 0, g.between(48*time.Hour, 96*time.Hour), t(domain.StatusConfirmed, 0)).Late = true
 	case "refund_partial":
-		s.charge("charge.pending", "pending", "pending", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "pending", 0, 0, 0, waiting)
 		s.charge("charge.paid", "paid", "captured", a, 0, g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 		r := g.part(a)
 		s.charge("charge.partial_canceled", "paid", "partial_refunded", a, r, g.between(time.Hour, 240*time.Hour), t(domain.StatusPartiallyRefunded, r))
 	case "refund_full":
-		s.charge("charge.pending", "pending", "pending", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "pending", 0, 0, 0, waiting)
 		s.charge("charge.paid", "paid", "captured", a, 0, g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 		s.charge("charge.refunded", "canceled", "refunded", a, a, g.between(time.Hour, 240*time.Hour), t(domain.StatusRefunded, a))
 	case "chargedback":
-		s.charge("charge.pending", "pending", "pending", 0, 0, 0, pending)
+		s.charge("charge.pending", "pending", "pending", 0, 0, 0, waiting)
 		s.charge("charge.paid", "paid", "captured", a, 0, g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 		s.charge("charge.chargedback", "chargedback", "chargedback", a, 0, g.between(24*time.Hour, 600*time.Hour), t(domain.StatusChargeback, 0))
 	default:

@@ -28,14 +28,14 @@ func genStripe(g *gen, lifecycle string) *truth.Payment {
 	case "succeeded":
 		s.pi("payment_intent.succeeded", g.between(time.Second, 20*time.Second), t(domain.StatusConfirmed, 0))
 	case "processing_succeeded":
-		s.pi("payment_intent.processing", g.between(time.Second, 5*time.Second), t(domain.StatusPending, 0))
+		s.pi("payment_intent.processing", g.between(time.Second, 5*time.Second), t(domain.StatusAwaitingConfirmation, 0))
 		s.pi("payment_intent.succeeded", g.between(time.Hour, 72*time.Hour), t(domain.StatusConfirmed, 0))
 	case "failed_then_succeeded":
 		s.pi("payment_intent.payment_failed", g.between(time.Second, 30*time.Second), t(domain.StatusFailed, 0))
 		// Half the time in the same second: the ledger's rank puts the failure first.
 		s.pi("payment_intent.succeeded", time.Duration(g.rng.IntN(2))*g.between(time.Second, time.Minute), t(domain.StatusConfirmed, 0))
 	case "failed":
-		s.pi("payment_intent.requires_action", g.between(time.Second, 5*time.Second), t(domain.StatusPending, 0))
+		s.pi("payment_intent.requires_action", g.between(time.Second, 5*time.Second), t(domain.StatusAwaitingConfirmation, 0))
 		s.pi("payment_intent.payment_failed", g.between(time.Minute, 10*time.Minute), t(domain.StatusFailed, 0))
 	case "canceled":
 		s.pi("payment_intent.canceled", g.between(time.Minute, 24*time.Hour), t(domain.StatusCancelled, 0))

@@ -79,12 +79,12 @@ func Ledger(payments []*Payment, opt LedgerOptions) Books {
 
 // Book adds p's final books to b, by the rules of issue 16 applied to
 // paysim's own knowledge of the scenario (never the ledger's derivation):
-// nothing until money moved (pending, authorized, failed and cancelled
-// payments book nothing, not even a stated fee); sales is the capture;
-// refunds what was refunded; an open formal dispute withholds what is left
-// of the capture (disputes), a lost one charges it back (chargebacks); fees
-// are the stated fee we pay, in its own currency; provider_balance is what
-// the provider holds for us after all of them.
+// nothing until money moved (pending, awaiting_confirmation, authorized,
+// failed and cancelled payments book nothing, not even a stated fee); sales
+// is the capture; refunds what was refunded; an open formal dispute
+// withholds what is left of the capture (disputes), a lost one charges it
+// back (chargebacks); fees are the stated fee we pay, in its own currency;
+// provider_balance is what the provider holds for us after all of them.
 func (b Books) Book(p *Payment, opt LedgerOptions) {
 	f := p.Final()
 	if !MoneyMoved(f.Status) {

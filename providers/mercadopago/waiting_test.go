@@ -1,0 +1,81 @@
+package mercadopago
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// waitingObs is an observation of one payment at second sec with status st.
+func waitingObs(id string, sec int, st domain.Status, providerStatus string, captured int64) domain.Event {
+	return &domain.PaymentStatusObserved{
+		Meta: domain.Meta{Provider: ProviderName, ProviderEventID: id, ProviderEventType: "test",
+			ProviderPaymentID: "pay_waiting", OccurredAt: time.Date(2026, 3, 1, 12, 0, sec, 0, time.UTC)},
+		Status: st, ProviderStatus: providerStatus, Amount: 1000, AmountCaptured: captured, Currency: "BRL",
+	}
+}
+
+// foldsToInEveryOrder checks that facts fold to want in every arrival order,
+// a duplicate of the first included, and to one state.
+func foldsToInEveryOrder(t *testing.T, facts []domain.Event, want domain.Status) {
+	t.Helper()
+	first := domain.Fold(facts...).State()
+	if first.Status != want {
+		t.Fatalf("fold = %s %v, want %s", first.Status, first.ReviewReasons, want)
+	}
+	everyOrder(facts, 0, func(order []domain.Event) {
+		got := domain.Fold(append(append([]domain.Event(nil), order...), order[0])...).State()
+		if !reflect.DeepEqual(got, first) {
+			t.Fatalf("an order folds to %+v, want %+v", got, first)
+		}
+	})
+}
+
+// everyOrder calls f with every permutation of es (in place).
+func everyOrder(es []domain.Event, i int, f func([]domain.Event)) {
+	if i == len(es) {
+		f(es)
+		return
+	}
+	for j := i; j < len(es); j++ {
+		es[i], es[j] = es[j], es[i]
+		everyOrder(es, i+1, f)
+		es[i], es[j] = es[j], es[i]
+	}
+}
+
+// TestWaitingStatusesAwaitConfirmation: pending and in_process map to
+// awaiting_confirmation whatever the detail, and a waiting payment moves on
+// to its final state whatever order the snapshots arrive in.
+func TestWaitingStatusesAwaitConfirmation(t *testing.T) {
+	waiting := []struct{ status, detail string }{
+		{"pending", "pending_waiting_transfer"}, {"pending", "waiting_transfer"}, {"pending", "pending_waiting_payment"},
+		{"pending", "pending_challenge"}, {"pending", ""}, {"in_process", "pending_contingency"},
+		{"in_process", "pending_review_manual"}, {"in_process", "offline_process"}, {"in_process", "deferred_retry"},
+	}
+	finals := []struct {
+		status, detail string
+		captured       int64
+		want           domain.Status
+	}{
+		{"approved", "accredited", 1000, domain.StatusConfirmed},
+		{"rejected", "cc_rejected_other_reason", 0, domain.StatusFailed},
+		{"cancelled", "expired", 0, domain.StatusCancelled},
+	}
+	for _, w := range waiting {
+		if got := mapStatus(w.status, w.detail, 1000, 0); got != domain.StatusAwaitingConfirmation {
+			t.Errorf("mapStatus(%s, %s) = %s, want awaiting_confirmation", w.status, w.detail, got)
+		}
+		for _, f := range finals {
+			t.Run(w.status+"/"+w.detail+"→"+f.status, func(t *testing.T) {
+				foldsToInEveryOrder(t, []domain.Event{
+					waitingObs("w1", 0, mapStatus(w.status, w.detail, 1000, 0), w.status, 0),
+					waitingObs("w2", 1, mapStatus("in_process", "pending_review_manual", 1000, 0), "in_process", 0),
+					waitingObs("f", 2, mapStatus(f.status, f.detail, 1000, 0), f.status, f.captured),
+				}, f.want)
+			})
+		}
+	}
+}

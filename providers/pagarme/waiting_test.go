@@ -1,0 +1,88 @@
+package pagarme
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/payledger/payledger/domain"
+)
+
+// waitingObs is an observation of one payment at second sec with status st.
+func waitingObs(id string, sec int, st domain.Status, providerStatus string, captured int64) domain.Event {
+	return &domain.PaymentStatusObserved{
+		Meta: domain.Meta{Provider: ProviderName, ProviderEventID: id, ProviderEventType: "test",
+			ProviderPaymentID: "pay_waiting", OccurredAt: time.Date(2026, 3, 1, 12, 0, sec, 0, time.UTC)},
+		Status: st, ProviderStatus: providerStatus, Amount: 1000, AmountCaptured: captured, Currency: "BRL",
+	}
+}
+
+// foldsToInEveryOrder checks that facts fold to want in every arrival order,
+// a duplicate of the first included, and to one state.
+func foldsToInEveryOrder(t *testing.T, facts []domain.Event, want domain.Status) {
+	t.Helper()
+	first := domain.Fold(facts...).State()
+	if first.Status != want {
+		t.Fatalf("fold = %s %v, want %s", first.Status, first.ReviewReasons, want)
+	}
+	everyOrder(facts, 0, func(order []domain.Event) {
+		got := domain.Fold(append(append([]domain.Event(nil), order...), order[0])...).State()
+		if !reflect.DeepEqual(got, first) {
+			t.Fatalf("an order folds to %+v, want %+v", got, first)
+		}
+	})
+}
+
+// everyOrder calls f with every permutation of es (in place).
+func everyOrder(es []domain.Event, i int, f func([]domain.Event)) {
+	if i == len(es) {
+		f(es)
+		return
+	}
+	for j := i; j < len(es); j++ {
+		es[i], es[j] = es[j], es[i]
+		everyOrder(es, i+1, f)
+		es[i], es[j] = es[j], es[i]
+	}
+}
+
+// TestWaitingStatusesAwaitConfirmation: pending, processing and
+// waiting_payment map to awaiting_confirmation (authorized when the last
+// transaction holds the funds), a charge created with nothing attempted
+// stays pending, and a waiting charge moves on to its final state whatever
+// order the deliveries arrive in.
+func TestWaitingStatusesAwaitConfirmation(t *testing.T) {
+	waiting := []chargeFacts{
+		{typ: "charge.created", status: "pending", txStatus: "waiting_payment", amount: 1000},
+		{typ: "charge.pending", status: "pending", txStatus: "generated", amount: 1000},
+		{typ: "charge.processing", status: "processing", txStatus: "analyzing", amount: 1000},
+		{typ: "charge.antifraud_manual", status: "processing", txStatus: "pending_review", amount: 1000},
+		{typ: "charge.updated", status: "waiting_payment", amount: 1000},
+		{typ: "order.pending", amount: 1000},
+	}
+	finals := []struct {
+		f    chargeFacts
+		want domain.Status
+	}{
+		{chargeFacts{typ: "charge.paid", status: "paid", amount: 1000, paid: 1000}, domain.StatusConfirmed},
+		{chargeFacts{typ: "charge.payment_failed", status: "failed", amount: 1000}, domain.StatusFailed},
+		{chargeFacts{typ: "charge.canceled", status: "canceled", amount: 1000}, domain.StatusCancelled},
+	}
+	if got := chargeStatus(chargeFacts{typ: "order.created", amount: 1000}); got != domain.StatusPending {
+		t.Errorf("order.created with nothing attempted = %s, want pending", got)
+	}
+	for _, w := range waiting {
+		if got := chargeStatus(w); got != domain.StatusAwaitingConfirmation {
+			t.Errorf("chargeStatus(%+v) = %s, want awaiting_confirmation", w, got)
+		}
+		for _, f := range finals {
+			t.Run(w.typ+"/"+w.status+"→"+f.f.status, func(t *testing.T) {
+				foldsToInEveryOrder(t, []domain.Event{
+					waitingObs("w1", 0, chargeStatus(w), w.status, 0),
+					waitingObs("w2", 0, chargeStatus(chargeFacts{status: "processing"}), "processing", 0),
+					waitingObs("f", 3, chargeStatus(f.f), f.f.status, f.f.paid),
+				}, f.want)
+			})
+		}
+	}
+}
