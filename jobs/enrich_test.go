@@ -30,7 +30,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 		notifications []string
 		want          domain.Status
 	}{
-		{"processing", "processing", 0, 0, []string{"n_1"}, domain.StatusPending},
+		{"processing", "processing", 0, 0, []string{"n_1"}, domain.StatusAwaitingConfirmation},
 		{"succeeded", "succeeded", 2000, 0, []string{"n_2"}, domain.StatusConfirmed},
 		{"partially refunded, notified thrice", "succeeded", 2000, 500, []string{"n_3", "n_3", "n_4"}, domain.StatusPartiallyRefunded},
 	}

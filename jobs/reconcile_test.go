@@ -217,7 +217,7 @@ func TestReconcileOutcomes(t *testing.T) {
 	e.seed("pi_div", created("pi_div"), succeededEv("pi_div"))
 	e.seed("pi_gone", created("pi_gone"))
 	e.notify("stripe", "pi_notified", "evt_n_1")
-	e.api.set("pi_same", "processing", 2000, 0, 0)
+	e.api.set("pi_same", "requires_confirmation", 2000, 0, 0)
 	e.api.set("pi_missed", "succeeded", 2000, 2000, 0)
 	e.api.set("pi_div", "succeeded", 2000, 2000, 2000)
 	e.api.set("pi_notified", "succeeded", 2000, 2000, 0)
@@ -325,7 +325,7 @@ func TestReconcileBreaker(t *testing.T) {
 	var ids []string
 	for _, id := range []string{"pi_1", "pi_2", "pi_3", "pi_4", "pi_5", "pi_6", "pi_7"} {
 		e.seed(id, created(id))
-		e.api.set(id, "processing", 2000, 0, 0)
+		e.api.set(id, "requires_confirmation", 2000, 0, 0)
 		ids = append(ids, id)
 	}
 	const cooldown = 300 * time.Millisecond
@@ -433,7 +433,7 @@ func TestReconcileRate(t *testing.T) {
 	ids := []string{"pi_1", "pi_2", "pi_3"}
 	for _, id := range ids {
 		e.seed(id, created(id))
-		e.api.set(id, "processing", 2000, 0, 0)
+		e.api.set(id, "requires_confirmation", 2000, 0, 0)
 	}
 	e.api.setScript(func(call int) action { return []action{outage, answer}[(call-1)%2] })
 	// One check at a time, so the fake's alternation hits each check's first attempt.
@@ -538,7 +538,7 @@ func TestReconcilePassJob(t *testing.T) {
 	for i := range 10 {
 		id := "pi_" + strconv.Itoa(i)
 		e.seed(id, created(id))
-		e.api.set(id, "processing", 2000, 0, 0)
+		e.api.set(id, "requires_confirmation", 2000, 0, 0)
 		ids = append(ids, id)
 	}
 	// Budget: max(0.9·2s − 1s, 0.5s) = 0.8s, at 3 checks a second: 10
