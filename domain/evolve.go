@@ -44,7 +44,6 @@ func (f *folder) apply(e Event) {
 		f.amount(ev.Amount, ev.Currency)
 		f.move(StatusPending, "")
 	case *PaymentProcessing:
-		// An attempt is under way: it waits on the payer or the network.
 		f.amount(ev.Amount, ev.Currency)
 		f.awaiting()
 	case *PaymentActionRequired:
@@ -118,7 +117,8 @@ func (f *folder) observed(ev *PaymentStatusObserved) {
 }
 
 // awaiting moves a payment with no outcome yet (or a failed one, retried)
-// to awaiting_confirmation.
+// to awaiting_confirmation: an attempt is under way and waits on the payer
+// or the network (processing, action required).
 func (f *folder) awaiting() {
 	f.move(StatusAwaitingConfirmation, "", StatusPending, StatusAwaitingConfirmation, StatusFailed)
 }
