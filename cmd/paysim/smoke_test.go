@@ -189,7 +189,7 @@ func smokeOutageBackfill(t *testing.T, bin, provider, epoch string) {
 // TestSmokeDropReconcile is issue 17's reconciliation check: a tenth of the
 // payments never get their final webhooks (the provider gave up), and
 // `ledger serve`'s reconciler, asking the fake APIs about payments quiet for
-// 3 s (and, every pass, about every finished payment quiet as long: a
+// 5 s (and, every pass, about every finished payment quiet as long: a
 // Mercado Pago payment whose one fetch saw it paid looks final though its
 // refund was dropped), converges every one of them: 0 wrong, 0 missing,
 // one corrected row in the log per dropped payment and none for the others. A second pass over everything not final changes nothing.
@@ -201,7 +201,7 @@ func TestSmokeDropReconcile(t *testing.T) {
 			rep, env := runSmokeEnv(t, bin, db, []string{
 				"--payments", "200", "--seed", "20261203", "--providers", provider,
 				"--dup", "0.2", "--concurrency", "8", "--rate", "400", "--drop", "0.1", "--reconciliation-log",
-			}, map[string]string{"LEDGER_RECONCILE_INTERVAL": "1s", "LEDGER_RECONCILE_AFTER": "3s", "LEDGER_RECONCILE_SAMPLE": "1",
+			}, map[string]string{"LEDGER_RECONCILE_INTERVAL": "1s", "LEDGER_RECONCILE_AFTER": "5s", "LEDGER_RECONCILE_SAMPLE": "1",
 				"LEDGER_RECONCILE_RATE": "200"})
 			if rep.DroppedPayments == 0 {
 				t.Fatal("nothing was dropped")
