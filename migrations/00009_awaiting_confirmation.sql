@@ -3,7 +3,7 @@
 -- payer or the network, no money moved yet. It is not final, so the
 -- in-doubt indexes of 00008 take it in; projections/reconciliation.go's
 -- inDoubt spells the same predicate. Rows keep their stored status until a
--- rebuild re-folds them (README, "Rebuilding the read models").
+-- rebuild re-folds them (ARCHITECTURE.md, "awaiting_confirmation").
 DROP INDEX payments_provider_in_doubt_idx;
 DROP INDEX payments_in_doubt_idx;
 CREATE INDEX payments_in_doubt_idx ON payments (last_recorded_at)
