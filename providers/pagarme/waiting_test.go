@@ -1,11 +1,11 @@
 package pagarme
 
 import (
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers/providertest"
 )
 
 // waitingObs is an observation of one payment at second sec with status st.
@@ -14,35 +14,6 @@ func waitingObs(id string, sec int, st domain.Status, providerStatus string, cap
 		Meta: domain.Meta{Provider: ProviderName, ProviderEventID: id, ProviderEventType: "test",
 			ProviderPaymentID: "pay_waiting", OccurredAt: time.Date(2026, 3, 1, 12, 0, sec, 0, time.UTC)},
 		Status: st, ProviderStatus: providerStatus, Amount: 1000, AmountCaptured: captured, Currency: "BRL",
-	}
-}
-
-// foldsToInEveryOrder checks that facts fold to want in every arrival order,
-// a duplicate of the first included, and to one state.
-func foldsToInEveryOrder(t *testing.T, facts []domain.Event, want domain.Status) {
-	t.Helper()
-	first := domain.Fold(facts...).State()
-	if first.Status != want {
-		t.Fatalf("fold = %s %v, want %s", first.Status, first.ReviewReasons, want)
-	}
-	everyOrder(facts, 0, func(order []domain.Event) {
-		got := domain.Fold(append(append([]domain.Event(nil), order...), order[0])...).State()
-		if !reflect.DeepEqual(got, first) {
-			t.Fatalf("an order folds to %+v, want %+v", got, first)
-		}
-	})
-}
-
-// everyOrder calls f with every permutation of es (in place).
-func everyOrder(es []domain.Event, i int, f func([]domain.Event)) {
-	if i == len(es) {
-		f(es)
-		return
-	}
-	for j := i; j < len(es); j++ {
-		es[i], es[j] = es[j], es[i]
-		everyOrder(es, i+1, f)
-		es[i], es[j] = es[j], es[i]
 	}
 }
 
@@ -77,7 +48,7 @@ func TestWaitingStatusesAwaitConfirmation(t *testing.T) {
 		}
 		for _, f := range finals {
 			t.Run(w.typ+"/"+w.status+"→"+f.f.status, func(t *testing.T) {
-				foldsToInEveryOrder(t, []domain.Event{
+				providertest.FoldsInEveryOrder(t, []domain.Event{
 					waitingObs("w1", 0, chargeStatus(w), w.status, 0),
 					waitingObs("w2", 0, chargeStatus(chargeFacts{status: "processing"}), "processing", 0),
 					waitingObs("f", 3, chargeStatus(f.f), f.f.status, f.f.paid),
