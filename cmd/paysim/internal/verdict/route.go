@@ -43,7 +43,8 @@ type Convergence struct {
 //     backfill (metadata source "backfill"), or it is a withheld webhook
 //     (its own provider event ID, which only Stripe's event list returns),
 //     by backfill. If the reconciler stored it (source "reconciliation"), by
-//     reconciliation. If it is another observation (provider_event_type "api.…",
+//     reconciliation; a background fetch (source "api"), by webhook. On a
+//     ledger that records no source: if it is an observation (provider_event_type "api.…",
 //     unsigned), by reconciliation, except a Mercado Pago observation
 //     recorded before the delivery phase ended: that is the fetch of a
 //     delivered notification (the provider's state runs ahead of its
@@ -60,6 +61,10 @@ func Converged(c Convergence) Route {
 		return ByBackfill
 	case e.Metadata.Source == "reconciliation":
 		return ByReconciliation
+	case e.Metadata.Source == "api":
+		// A background fetch a delivered notification caused (Mercado
+		// Pago's enrichment), however late it ran.
+		return ByWebhook
 	case strings.HasPrefix(e.Metadata.ProviderEventType, "api.") && e.Metadata.SignatureHeader == "":
 		if c.Payment.Provider == truth.MercadoPago && e.RecordedAt.Before(c.Delivered) {
 			return ByWebhook
