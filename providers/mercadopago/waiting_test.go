@@ -2,7 +2,6 @@ package mercadopago
 
 import (
 	"testing"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/providers/providertest"
@@ -10,11 +9,7 @@ import (
 
 // waitingObs is an observation of one payment at second sec with status st.
 func waitingObs(id string, sec int, st domain.Status, providerStatus string, captured int64) domain.Event {
-	return &domain.PaymentStatusObserved{
-		Meta: domain.Meta{Provider: ProviderName, ProviderEventID: id, ProviderEventType: "test",
-			ProviderPaymentID: "pay_waiting", OccurredAt: time.Date(2026, 3, 1, 12, 0, sec, 0, time.UTC)},
-		Status: st, ProviderStatus: providerStatus, Amount: 1000, AmountCaptured: captured, Currency: "BRL",
-	}
+	return providertest.Snapshot(ProviderName, id, sec, st, providerStatus, captured)
 }
 
 // TestWaitingStatusesAwaitConfirmation: pending and in_process map to

@@ -3,6 +3,7 @@ package providertest
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/payledger/payledger/domain"
 )
@@ -35,5 +36,16 @@ func everyOrder(es []domain.Event, i int, f func([]domain.Event)) {
 		es[i], es[j] = es[j], es[i]
 		everyOrder(es, i+1, f)
 		es[i], es[j] = es[j], es[i]
+	}
+}
+
+// Snapshot is a provider's status observation of the payment "pay_waiting"
+// (1000 BRL) at second sec of a fixed minute: the facts FoldsInEveryOrder
+// is fed by the providers' waiting-status tests.
+func Snapshot(provider, id string, sec int, st domain.Status, providerStatus string, captured int64) domain.Event {
+	return &domain.PaymentStatusObserved{
+		Meta: domain.Meta{Provider: provider, ProviderEventID: id, ProviderEventType: "test",
+			ProviderPaymentID: "pay_waiting", OccurredAt: time.Date(2026, 3, 1, 12, 0, sec, 0, time.UTC)},
+		Status: st, ProviderStatus: providerStatus, Amount: 1000, AmountCaptured: captured, Currency: "BRL",
 	}
 }
