@@ -56,6 +56,23 @@ func derefEqual(a, b Event) bool {
 		return sameValue(x, b)
 	case *InquiryOpened:
 		return sameValue(x, b)
+	case *ReconciliationChecked:
+		return sameValue(x, b)
+	case *ReviewOpened:
+		return sameReview(x, b)
+	case *ReviewResolved:
+		return sameValue(x, b)
 	}
 	return false
+}
+
+// sameReview is sameValue for ReviewOpened, whose Deadline is a time too.
+func sameReview(x *ReviewOpened, other Event) bool {
+	y, ok := other.(*ReviewOpened)
+	if !ok || !x.Deadline.Equal(y.Deadline) {
+		return false
+	}
+	a, b := *x, *y
+	a.Deadline, b.Deadline = time.Time{}, time.Time{}
+	return sameValue(&a, &b)
 }

@@ -80,6 +80,8 @@ func Types() map[string]func() Event {
 		TypeFeeAssessed:           func() Event { return &FeeAssessed{} },
 		TypeInquiryOpened:         func() Event { return &InquiryOpened{} },
 		TypeReconciliationChecked: func() Event { return &ReconciliationChecked{} },
+		TypeReviewOpened:          func() Event { return &ReviewOpened{} },
+		TypeReviewResolved:        func() Event { return &ReviewResolved{} },
 	}
 }
 

@@ -1,17 +1,20 @@
 package domain
 
+import "slices"
+
 // replay computes the state of sorted, deduplicated facts. It is the only
 // state machine in payledger: projections and the audit API call Fold, never
 // a copy of these rules.
-func replay(facts []Event) PaymentState {
+func replay(facts []Event) (PaymentState, []Anomaly) {
 	f := folder{}
 	for _, e := range facts {
+		f.cur = e.EventMeta().Key()
 		f.apply(e)
 	}
 	if f.s.Status == "" && f.s.EventCount > 0 {
 		f.s.Status = StatusPending
 	}
-	return f.s
+	return f.s, f.anomalies
 }
 
 type folder struct {
@@ -19,13 +22,22 @@ type folder struct {
 	beforeDispute Status // what a won dispute returns the payment to
 	disputeOpen   bool
 	inquiry       string // the dispute ID of an open inquiry
+	cur           string // the key of the fact being applied
+	anomalies     []Anomaly
 }
 
-func (f *folder) flag(reason string) { f.s.ReviewReasons = addReason(f.s.ReviewReasons, reason) }
+// flag records an anomaly raised by the fact being applied.
+func (f *folder) flag(reason string) {
+	f.s.ReviewReasons = addReason(f.s.ReviewReasons, reason)
+	a := Anomaly{Reason: reason, Cause: f.cur}
+	if !slices.Contains(f.anomalies, a) {
+		f.anomalies = append(f.anomalies, a)
+	}
+}
 
 func (f *folder) apply(e Event) {
-	if IsCheck(e) {
-		return // payledger's own record of asking the provider: no state of its own
+	if IsOwnFact(e) {
+		return // payledger's own record (a check, a review): no state of its own
 	}
 	m := e.EventMeta()
 	if f.s.EventCount == 0 {

@@ -79,8 +79,9 @@ type PaymentState struct {
 // lifecycle order, and the state they fold to. The zero value is an empty
 // payment. Payment is a value: Evolve returns a new one and never mutates.
 type Payment struct {
-	facts []Event
-	state PaymentState
+	facts     []Event
+	state     PaymentState
+	anomalies []Anomaly // each review reason with the fact that raised it
 }
 
 // Fold returns the payment the events describe. Order of the arguments does
@@ -96,20 +97,21 @@ func Fold(events ...Event) Payment {
 	}
 	slices.SortStableFunc(facts, compareEvents)
 	var p Payment
-	conflicting := false
+	var conflicting []string // keys
 	for i, e := range facts {
 		if i > 0 && e.EventMeta().Key() == facts[i-1].EventMeta().Key() {
 			// Same fact twice. compareEvents puts equal keys side by side.
-			if !sameFact(e, facts[i-1]) {
-				conflicting = true
+			if k := e.EventMeta().Key(); !sameFact(e, facts[i-1]) && !slices.Contains(conflicting, k) {
+				conflicting = append(conflicting, k)
 			}
 			continue
 		}
 		p.facts = append(p.facts, e)
 	}
-	p.state = replay(p.facts)
-	if conflicting {
+	p.state, p.anomalies = replay(p.facts)
+	for _, k := range conflicting {
 		p.state.ReviewReasons = addReason(p.state.ReviewReasons, ReviewConflictingDuplicates)
+		p.anomalies = append(p.anomalies, Anomaly{Reason: ReviewConflictingDuplicates, Cause: k})
 	}
 	return p
 }

@@ -100,7 +100,7 @@ func foldedRowOf(h []recorded) foldedRow {
 		if rec.recordedAt.After(r.lastRecorded) {
 			r.lastRecorded = rec.recordedAt
 		}
-		if domain.IsCheck(rec.event) {
+		if domain.IsOwnFact(rec.event) {
 			continue
 		}
 		facts++
