@@ -73,6 +73,12 @@ type PaymentState struct {
 	UpdatedAt         time.Time
 	EventCount        int
 	ReviewReasons     []string // sorted, unique; empty when nothing looks wrong
+	// RequiresReview: some review of the payment is open (Payment.Reviews).
+	RequiresReview bool
+	// Parked is read-side only, never set by the fold: the projector parked
+	// the payment (an event of its stream could not be projected), so the
+	// read model may be behind its stream.
+	Parked bool
 }
 
 // Payment is the aggregate: the deduplicated facts of one payment, kept in
@@ -113,6 +119,7 @@ func Fold(events ...Event) Payment {
 		p.state.ReviewReasons = addReason(p.state.ReviewReasons, ReviewConflictingDuplicates)
 		p.anomalies = append(p.anomalies, Anomaly{Reason: ReviewConflictingDuplicates, Cause: k})
 	}
+	p.state.RequiresReview = p.RequiresReview()
 	return p
 }
 

@@ -24,8 +24,16 @@ CREATE INDEX reviews_open_idx ON reviews (seq) WHERE resolved_at IS NULL;
 CREATE INDEX reviews_payment_idx ON reviews (provider, provider_payment_id);
 
 -- requires_review: some review of the payment is open.
-ALTER TABLE payments ADD COLUMN requires_review boolean NOT NULL DEFAULT false;
+-- unreviewed_anomalies: the fold found an anomaly no review was opened for
+-- yet (domain.AnomalyReviews is not empty); the review sweep opens them.
+ALTER TABLE payments
+    ADD COLUMN requires_review boolean NOT NULL DEFAULT false,
+    ADD COLUMN unreviewed_anomalies boolean NOT NULL DEFAULT false;
 CREATE INDEX payments_requires_review_idx ON payments (id) WHERE requires_review;
+CREATE INDEX payments_unreviewed_anomalies_idx ON payments (id) WHERE unreviewed_anomalies;
+-- Payments projected before this migration with anomalies get their
+-- reviews from the first sweep.
+UPDATE payments SET unreviewed_anomalies = true WHERE cardinality(review_reasons) > 0;
 
 -- The dead-letter queue: one row per thing that failed for good, whatever
 -- its kind (job, projection, collision). Operational state, not a read
@@ -73,6 +81,7 @@ CREATE INDEX parked_streams_payment_idx ON parked_streams (provider, provider_pa
 -- +goose Down
 DROP TABLE parked_streams;
 DROP TABLE dead_letters;
+DROP INDEX payments_unreviewed_anomalies_idx;
 DROP INDEX payments_requires_review_idx;
-ALTER TABLE payments DROP COLUMN requires_review;
+ALTER TABLE payments DROP COLUMN unreviewed_anomalies, DROP COLUMN requires_review;
 DROP TABLE reviews;

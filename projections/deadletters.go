@@ -227,3 +227,17 @@ func (d *DeadLetters) OpenCounts(ctx context.Context) ([]DeadLetterCount, error)
 	return out, rows.Err()
 }
 
+
+// RequestReprojectTx asks the projector, in the caller's transaction, to
+// re-project parked stream from the store (a retry of its dead letter). It
+// is ErrNotOpen when the stream is not parked.
+func RequestReprojectTx(ctx context.Context, tx pgx.Tx, stream string) error {
+	tag, err := tx.Exec(ctx, `UPDATE parked_streams SET retry_requested = true WHERE stream = $1`, stream)
+	if err != nil {
+		return fmt.Errorf("projections: request re-projection of %s: %w", stream, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("stream %s is not parked: %w", stream, ErrNotOpen)
+	}
+	return nil
+}
