@@ -40,6 +40,10 @@ func commands() []command {
 		{name: "reconcile", define: reconcileFlags,
 			summary: "run one reconciliation pass now: ask the providers about the payments in doubt and record\n" +
 				"what they say; --dry-run appends nothing; exit status 1 when checks failed"},
+		{name: "doctor", readOnly: true, define: doctorFlags,
+			summary: "list, read-only, what waits for a person (open reviews, open dead letters, parked\n" +
+				"payments, payments awaiting confirmation) with the age of the oldest; exit status 1 when a\n" +
+				"review, dead letter or parked payment is older than --max-age"},
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
 				"is stored twice and every stream has a row; exit status 1 on any problem"},

@@ -121,7 +121,10 @@ func (m *Main) openMetrics(context.Context) error {
 			return err
 		}
 	}
-	m.reconcileMetrics, err = api.NewReconcileMetrics(m.registry, nil)
+	if m.reconcileMetrics, err = api.NewReconcileMetrics(m.registry, nil); err != nil {
+		return err
+	}
+	_, err = api.NewAttentionMetrics(m.registry, projections.NewQueries(m.pool), providerNames(), nil, m.logger)
 	return err
 }
 
