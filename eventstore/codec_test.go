@@ -57,6 +57,12 @@ func goldenFixtures() map[string]domain.Event {
 			Run: "pass-4211-1", Trigger: domain.TriggerInDoubt, StatusBefore: domain.StatusPending, StatusObserved: domain.StatusConfirmed,
 			ProviderStatus: "succeeded", StatusAfter: domain.StatusConfirmed, Outcome: domain.OutcomeCorrected, Cause: domain.CauseMissingWebhook,
 			EventID: "0b6c3d1e-5f3a-5d8e-9a41-6f2c7b1e2d90"},
+		&domain.ReviewOpened{Meta: meta("rev_6f1d2c3b4a5e6f7081929a0b", domain.ReviewEventType), ReviewID: "rev_6f1d2c3b4a5e6f7081929a0b",
+			Reason: domain.ReviewConfirmationTimeout, Cause: "status:awaiting_confirmation", Status: domain.StatusAwaitingConfirmation,
+			Deadline: time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)},
+		&domain.ReviewResolved{Meta: meta(domain.ResolvedEventID("rev_6f1d2c3b4a5e6f7081929a0b"), domain.ReviewEventType),
+			ReviewID: "rev_6f1d2c3b4a5e6f7081929a0b", Resolution: domain.ResolutionWrittenOff, Note: "boleto never paid; customer contacted",
+			ResolvedBy: "ana"},
 	}
 	m := make(map[string]domain.Event, len(evs))
 	for _, e := range evs {
@@ -111,7 +117,7 @@ func TestGoldenEvents(t *testing.T) {
 				t.Fatalf("encoded ID %v type %q, want %v %q", enc.ID, enc.Type, eventstore.EventID(ev.EventMeta()), typ)
 			}
 			s := domain.Fold(ev).State()
-			if domain.IsCheck(ev) {
+			if domain.IsOwnFact(ev) {
 				// payledger's own fact: the fold keeps it but takes no state from it.
 				if s.EventCount != 0 || s.Status != "" {
 					t.Fatalf("fold of the golden %s = %+v, want no state", typ, s)
