@@ -26,7 +26,6 @@ const (
 // payledger's own fact, from no provider API.
 const sourceReviewSweep = "review_sweep"
 
-
 // AnomalySource selects the payments whose fold found an anomaly no review
 // was opened for yet (projections.Queries: payments.unreviewed_anomalies).
 // It returns up to limit of them after the keyset cursor afterID (0: from
