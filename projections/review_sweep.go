@@ -9,6 +9,9 @@ import (
 	"github.com/payledger/payledger/internal/pgerr"
 )
 
+const unreviewedAnomaliesQuery = `SELECT id, provider, provider_payment_id, status, currency, amount, last_recorded_at
+	FROM payments WHERE unreviewed_anomalies AND id > $1 ORDER BY id LIMIT $2`
+
 // UnreviewedAnomalies returns up to limit payments flagged
 // unreviewed_anomalies (the fold found an anomaly no review was opened for
 // yet) with a row id above afterID, in id order, and the id of the last one
@@ -19,8 +22,7 @@ func (q *Queries) UnreviewedAnomalies(ctx context.Context, limit int, afterID in
 	if limit <= 0 {
 		return nil, afterID, domain.Invalid(op, "limit must be positive", nil)
 	}
-	rows, _ := q.pool.Query(ctx, `SELECT id, provider, provider_payment_id, status, currency, amount, last_recorded_at
-		FROM payments WHERE unreviewed_anomalies AND id > $1 ORDER BY id LIMIT $2`, afterID, limit)
+	rows, _ := q.pool.Query(ctx, unreviewedAnomaliesQuery, afterID, limit)
 	last := afterID
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Candidate, error) {
 		var c domain.Candidate
