@@ -85,6 +85,14 @@ type Config struct {
 	// ReconcileInterval is how often a reconciliation pass is enqueued
 	// (LEDGER_RECONCILE_INTERVAL); 0 enqueues none.
 	ReconcileInterval time.Duration
+	// Reviews selects the payments whose anomalies await a review
+	// (projections.Queries); nil: no review sweep. With it, Store must also
+	// read streams (ReconcileStore). The sweep runs whether or not the
+	// reconciler is configured.
+	Reviews AnomalySource
+	// ReviewSweepInterval is how often the review sweep is enqueued
+	// (default 1m).
+	ReviewSweepInterval time.Duration
 
 	// testOnly makes River skip its production start-up jitter.
 	testOnly bool
@@ -101,6 +109,7 @@ func (c *Config) setDefaults() {
 	setDefault(&c.PollInterval, DefaultPollInterval)
 	setDefault(&c.JobTimeout, DefaultJobTimeout)
 	setDefault(&c.RescueAfter, max(DefaultRescueAfter, 2*c.JobTimeout))
+	setDefault(&c.ReviewSweepInterval, DefaultReviewSweepInterval)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -126,6 +135,9 @@ func (c *Config) validate() error {
 	}
 	if c.RescueAfter <= c.JobTimeout {
 		errs = append(errs, fmt.Errorf("RescueAfter %s must exceed JobTimeout %s", c.RescueAfter, c.JobTimeout))
+	}
+	if _, reads := c.Store.(ReconcileStore); c.Reviews != nil && c.Store != nil && !reads {
+		errs = append(errs, errors.New("the review sweep needs an event store that reads streams"))
 	}
 	errs = append(errs, c.validateFetchers()...)
 	if err := errors.Join(errs...); err != nil {

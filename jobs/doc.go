@@ -23,8 +23,15 @@
 // continue when its budget ends) and ReconcilePaymentKind one check on
 // demand (EnqueueReconcile).
 //
+// Reviews (issue 18): a check that reaches the provider and still finds a
+// payment waiting past its deadline (ReconcilerConfig.ReviewAfter, per
+// provider ReviewAfterBy) appends a domain.ReviewOpened in the check's own
+// batch; ReviewSweepKind (review_sweep.go) periodically opens a review per
+// anomaly of the payments an AnomalySource flags. Review IDs derive from
+// the payment, reason and cause, so neither ever opens one twice.
+//
 // jobs imports domain, eventstore, River and those two; it must not import api,
 // projections, an event store adapter or a provider package (it declares
-// StatusFetcher, FeeFetcher and Appender where it uses them). ARCHITECTURE.md
+// StatusFetcher, FeeFetcher, Appender and AnomalySource where it uses them). ARCHITECTURE.md
 // ("Mercado Pago enrichment", "Fees") has the uniqueness and retry rules.
 package jobs

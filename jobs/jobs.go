@@ -20,7 +20,8 @@ const hardStopTimeout = 10 * time.Second
 type Jobs struct {
 	client     *river.Client[pgx.Tx]
 	enqueuer   *Enqueuer
-	reconciler *Reconciler // nil without Config.Reconcile
+	reconciler *Reconciler    // nil without Config.Reconcile
+	sweeper    *reviewSweeper // nil without Config.Reviews
 	log        *slog.Logger
 }
 
@@ -42,8 +43,12 @@ func New(cfg Config) (*Jobs, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweeper := newReviewSweeper(cfg)
+	if err := addReviewSweepWorker(workers, sweeper); err != nil {
+		return nil, err
+	}
 	rcfg := riverConfig(cfg, workers)
-	rcfg.PeriodicJobs = reconcilePeriodic(cfg, rc)
+	rcfg.PeriodicJobs = append(reconcilePeriodic(cfg, rc), reviewSweepPeriodic(cfg, sweeper)...)
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: river client: %w", err)
@@ -52,7 +57,8 @@ func New(cfg Config) (*Jobs, error) {
 	for _, p := range cfg.EnrichProviders {
 		enrich[p] = true
 	}
-	return &Jobs{client: client, enqueuer: &Enqueuer{client: client, enrich: enrich, fees: fees}, reconciler: rc, log: cfg.Logger}, nil
+	return &Jobs{client: client, enqueuer: &Enqueuer{client: client, enrich: enrich, fees: fees}, reconciler: rc, sweeper: sweeper,
+		log: cfg.Logger}, nil
 }
 
 // newWorkers registers the enrichment and fee workers (and rc's, when not

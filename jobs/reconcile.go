@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -23,6 +24,7 @@ const (
 	DefaultReconcileSample      = 0.01
 	DefaultReconcileConcurrency = 4
 	DefaultCheckTimeout         = 30 * time.Second // a status client's attempts and backoff, a short Retry-After
+	DefaultReviewAfter          = 72 * time.Hour   // LEDGER_REVIEW_AFTER: a payment waits this long before a review opens
 	sampleWindow                = 24 * time.Hour   // the sample is drawn from payments finished this recently
 )
 
@@ -86,6 +88,14 @@ type ReconcilerConfig struct {
 	CheckTimeout time.Duration
 	Now          func() time.Time
 	Logger       *slog.Logger
+	// ReviewAfter is how long after its first fact's provider time a
+	// payment may stay waiting (pending, awaiting_confirmation, authorized)
+	// before a check that still has no final answer opens a
+	// confirmation_timeout review (default 72h; negative is an error).
+	// ReviewAfterBy overrides it per provider (a value <= 0 there is an
+	// error: leave the provider out to take ReviewAfter).
+	ReviewAfter   time.Duration
+	ReviewAfterBy map[string]time.Duration
 	// Concurrency bounds the checks in flight per provider. 0: derived from
 	// the provider's rate (see workers), so that the rate, not the number
 	// of checks waiting on the provider's answers, bounds a pass.
@@ -121,6 +131,14 @@ func NewReconciler(cfg ReconcilerConfig) (*Reconciler, error) {
 	if cfg.After < 0 {
 		errs = append(errs, fmt.Errorf("negative After %s", cfg.After))
 	}
+	if cfg.ReviewAfter < 0 {
+		errs = append(errs, fmt.Errorf("negative ReviewAfter %s", cfg.ReviewAfter))
+	}
+	for _, p := range slices.Sorted(maps.Keys(cfg.ReviewAfterBy)) {
+		if d := cfg.ReviewAfterBy[p]; d <= 0 {
+			errs = append(errs, fmt.Errorf("ReviewAfter %s of provider %q is not positive", d, p))
+		}
+	}
 	fetchers := map[string]StatusFetcher{}
 	names := slices.Clone(cfg.Providers)
 	for i, f := range cfg.Fetchers {
@@ -140,6 +158,7 @@ func NewReconciler(cfg ReconcilerConfig) (*Reconciler, error) {
 	slices.Sort(names)
 	setDefault(&cfg.After, DefaultReconcileAfter)
 	setDefault(&cfg.CheckTimeout, DefaultCheckTimeout)
+	setDefault(&cfg.ReviewAfter, DefaultReviewAfter)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -195,6 +214,9 @@ type CheckResult struct {
 	Err error
 	// Check is the check event (appended unless dry run); nil when Skipped or Err.
 	Check *domain.ReconciliationChecked
+	// Review is the confirmation_timeout review the check opened (appended
+	// with it unless dry run); nil when none was due.
+	Review *domain.ReviewOpened
 }
 
 // Check asks c's provider about the payment, records what it says and logs
@@ -255,13 +277,19 @@ func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, 
 	}
 	res.Outcome, res.Cause, res.StatusObserved, res.StatusAfter = check.Outcome, check.Cause, check.StatusObserved, check.StatusAfter
 	res.Check = check
+	res.Review = r.timeoutReview(held, facts, check)
 	if !dryRun {
-		if err := r.recordCheck(ctx, op, facts, check); err != nil {
+		if err := r.recordCheck(ctx, op, facts, check, res.Review); err != nil {
 			res.Err = err
 			return res
 		}
 		if r.cfg.Observer != nil {
 			r.cfg.Observer.CheckDone(c.Provider, check.Outcome, check.Cause)
+		}
+		if res.Review != nil {
+			r.log.InfoContext(ctx, "reconciliation: "+c.Provider+"/"+c.ProviderPaymentID+" is still "+string(res.StatusAfter)+
+				" past its review deadline; review opened", "provider", c.Provider, "payment", c.ProviderPaymentID,
+				"review", res.Review.ReviewID, "deadline", res.Review.Deadline)
 		}
 	}
 	r.logCheck(ctx, check, dryRun)
@@ -333,31 +361,80 @@ func (r *Reconciler) observed(op string, c domain.Candidate, held []domain.Event
 	return true
 }
 
-// recordCheck stores the provider's facts and the check as one batch, so
-// a crash between them cannot leave a correction without its check (the
-// corrected payment, final now, would never be checked again). A batch is
-// stored whole or not at all: when part of it is already stored (the
-// provider repeated a state observed before), each is recorded alone.
-func (r *Reconciler) recordCheck(ctx context.Context, op string, facts []domain.Event, check *domain.ReconciliationChecked) error {
-	if len(facts) == 0 {
-		return r.record(ctx, op, check)
+// reviewAfter is provider's review deadline.
+func (r *Reconciler) reviewAfter(provider string) time.Duration {
+	if d, ok := r.cfg.ReviewAfterBy[provider]; ok {
+		return d
 	}
-	res, err := r.rec.Record(ctx, domain.Notification{Provider: check.Provider, ProviderEventID: check.ProviderEventID,
-		ProviderEventType: check.ProviderEventType, Events: append(slices.Clone(facts), check)},
-		eventstore.Metadata{Provider: check.Provider, ProviderEventType: check.ProviderEventType, ReceivedAt: r.cfg.Now().UTC(),
-			Source: eventstore.SourceReconciliation})
-	if err != nil {
-		return fmt.Errorf("%s: record %s with its facts: %w", op, check.EventType(), err)
-	}
-	if !res.Duplicate() {
+	return r.cfg.ReviewAfter
+}
+
+// timeoutReview is the confirmation_timeout review check opens, or nil: the
+// provider was asked and answered (a failed check is no answer), and the
+// payment, folded with what it said, still waits past its deadline. Its ID
+// derives from the payment and its status, so however often the check
+// runs it is appended once; a wait in another status is a new review.
+func (r *Reconciler) timeoutReview(held, facts []domain.Event, check *domain.ReconciliationChecked) *domain.ReviewOpened {
+	if check.Outcome == domain.OutcomeFailed || check.Outcome == "" {
 		return nil
 	}
-	for _, ev := range append(slices.Clone(facts), check) {
+	p := domain.Fold(append(slices.Clone(held), facts...)...)
+	if !p.State().Status.Waiting() {
+		return nil
+	}
+	return domain.TimeoutReview(p, check.OccurredAt, r.reviewAfter(check.Provider))
+}
+
+// recordCheck stores the provider's facts, the check and the review it
+// opened (when not nil) as one batch, so a crash between them cannot leave
+// a correction without its check (the corrected payment, final now, would
+// never be checked again) nor a deadline passed without its review. A
+// batch is stored whole or not at all: when part of it is already stored
+// (the provider repeated a state observed before), each fact is recorded
+// alone, and then the check with its review, still together.
+func (r *Reconciler) recordCheck(ctx context.Context, op string, facts []domain.Event, check *domain.ReconciliationChecked,
+	review *domain.ReviewOpened) error {
+	own := []domain.Event{check}
+	if review != nil {
+		own = append(own, review)
+	}
+	if len(facts) > 0 {
+		dup, err := r.recordBatch(ctx, op, check, append(slices.Clone(facts), own...))
+		if err != nil || !dup {
+			return err
+		}
+		for _, ev := range facts {
+			if err := r.record(ctx, op, ev); err != nil {
+				return err
+			}
+		}
+	}
+	if len(own) == 1 {
+		return r.record(ctx, op, check)
+	}
+	dup, err := r.recordBatch(ctx, op, check, own)
+	if err != nil || !dup {
+		return err
+	}
+	for _, ev := range own {
 		if err := r.record(ctx, op, ev); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recordBatch appends evs, check's batch, in one append; dup says part of
+// it was stored already (and so none of it was).
+func (r *Reconciler) recordBatch(ctx context.Context, op string, check *domain.ReconciliationChecked, evs []domain.Event) (bool, error) {
+	res, err := r.rec.Record(ctx, domain.Notification{Provider: check.Provider, ProviderEventID: check.ProviderEventID,
+		ProviderEventType: check.ProviderEventType, Events: evs},
+		eventstore.Metadata{Provider: check.Provider, ProviderEventType: check.ProviderEventType, ReceivedAt: r.cfg.Now().UTC(),
+			Source: eventstore.SourceReconciliation})
+	if err != nil {
+		return false, fmt.Errorf("%s: record %s with its facts: %w", op, check.EventType(), err)
+	}
+	return res.Duplicate(), nil
 }
 
 // record appends ev to its payment's stream; a duplicate is success.

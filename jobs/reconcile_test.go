@@ -133,6 +133,8 @@ type rigOpts struct {
 	concurrency int
 	sample      float64
 	providers   []string
+	reviewAfter time.Duration
+	reviewBy    map[string]time.Duration
 }
 
 func (e *env) rig(ids []string, o rigOpts) *rig {
@@ -152,7 +154,7 @@ func (e *env) rig(ids []string, o rigOpts) *rig {
 	src := &memCandidates{store: e.store, provider: stripe.ProviderName, ids: ids}
 	r, err := NewReconciler(ReconcilerConfig{Fetchers: []StatusFetcher{c}, Providers: o.providers, Gate: g, Store: e.store,
 		Candidates: src, Observer: obs, After: time.Hour, Sample: o.sample, CheckTimeout: o.check, Now: now,
-		Logger: e.log.Logger(), Concurrency: o.concurrency})
+		Logger: e.log.Logger(), Concurrency: o.concurrency, ReviewAfter: o.reviewAfter, ReviewAfterBy: o.reviewBy})
 	if err != nil {
 		e.t.Fatal(err)
 	}

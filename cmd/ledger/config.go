@@ -86,6 +86,12 @@ type ReconcileConfig struct {
 	Rate     float64            // calls per second per provider, the status client's retries included
 	Rates    map[string]float64 // LEDGER_<PROVIDER>_RECONCILE_RATE: a provider's own, overriding Rate
 	Cooldown time.Duration      // an open breaker refuses checks this long
+	// ReviewAfter (LEDGER_REVIEW_AFTER): a payment still waiting this long
+	// after its first fact, past a check with no final answer, gets a
+	// confirmation_timeout review. ReviewAfterBy: LEDGER_<PROVIDER>_REVIEW_AFTER,
+	// a provider's own, overriding it.
+	ReviewAfter   time.Duration
+	ReviewAfterBy map[string]time.Duration
 }
 
 // DefaultDatabaseURL is the local Postgres that `make run` and the tests use.
@@ -129,6 +135,8 @@ func (c *Config) settings() []setting {
 		positive("LEDGER_RECONCILE_RATE", &c.Reconcile.Rate, 5, 1000),
 		duration("LEDGER_RECONCILE_COOLDOWN", &c.Reconcile.Cooldown, time.Minute, time.Second))
 	s = append(s, c.reconcileRates()...)
+	s = append(s, duration("LEDGER_REVIEW_AFTER", &c.Reconcile.ReviewAfter, jobs.DefaultReviewAfter, time.Second))
+	s = append(s, c.reviewAfters()...)
 	return append(s,
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
@@ -153,6 +161,27 @@ func (c *Config) reconcileRates() []setting {
 			}
 			if *v > 0 {
 				c.Reconcile.Rates[name] = *v
+			}
+			return nil
+		}})
+	}
+	return out
+}
+
+// reviewAfters reads LEDGER_<PROVIDER>_REVIEW_AFTER for every provider: a
+// boleto waits days, a card authorization hours.
+func (c *Config) reviewAfters() []setting {
+	c.Reconcile.ReviewAfterBy = map[string]time.Duration{}
+	var out []setting
+	for _, name := range providerNames() {
+		v := new(time.Duration)
+		d := duration("LEDGER_"+strings.ToUpper(name)+"_REVIEW_AFTER", v, 0, time.Second)
+		out = append(out, setting{d.name, func(raw string) error {
+			if err := d.parse(raw); err != nil {
+				return err
+			}
+			if *v > 0 {
+				c.Reconcile.ReviewAfterBy[name] = *v
 			}
 			return nil
 		}})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -160,6 +161,17 @@ func TestConfigReconcile(t *testing.T) {
 				Rates: map[string]float64{"asaas": 0.5}}, ""},
 		{"a provider's rate 0", map[string]string{"LEDGER_PAGARME_RECONCILE_RATE": "0"}, def, "LEDGER_PAGARME_RECONCILE_RATE"},
 		{"cooldown short", map[string]string{"LEDGER_RECONCILE_COOLDOWN": "10ms"}, def, "LEDGER_RECONCILE_COOLDOWN"},
+		{"review after", map[string]string{"LEDGER_REVIEW_AFTER": "2s"},
+			ReconcileConfig{Interval: def.Interval, After: def.After, Sample: def.Sample, Rate: def.Rate, Cooldown: def.Cooldown,
+				ReviewAfter: 2 * time.Second}, ""},
+		{"review after 0", map[string]string{"LEDGER_REVIEW_AFTER": "0"}, def, "LEDGER_REVIEW_AFTER"},
+		{"review after negative", map[string]string{"LEDGER_REVIEW_AFTER": "-1h"}, def, "LEDGER_REVIEW_AFTER"},
+		{"review after words", map[string]string{"LEDGER_REVIEW_AFTER": "3 days"}, def, "LEDGER_REVIEW_AFTER"},
+		{"a provider's own review deadline", map[string]string{"LEDGER_ASAAS_REVIEW_AFTER": "240h", "LEDGER_STRIPE_REVIEW_AFTER": ""},
+			ReconcileConfig{Interval: def.Interval, After: def.After, Sample: def.Sample, Rate: def.Rate, Cooldown: def.Cooldown,
+				ReviewAfterBy: map[string]time.Duration{"asaas": 240 * time.Hour}}, ""},
+		{"a provider's review deadline 0", map[string]string{"LEDGER_MERCADOPAGO_REVIEW_AFTER": "0"}, def, "LEDGER_MERCADOPAGO_REVIEW_AFTER"},
+		{"a provider's review deadline bad", map[string]string{"LEDGER_PAGARME_REVIEW_AFTER": "soon"}, def, "LEDGER_PAGARME_REVIEW_AFTER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,9 +188,31 @@ func TestConfigReconcile(t *testing.T) {
 			if tt.want.Rates == nil {
 				tt.want.Rates = map[string]float64{}
 			}
+			if tt.want.ReviewAfter == 0 {
+				tt.want.ReviewAfter = jobs.DefaultReviewAfter
+			}
+			if tt.want.ReviewAfterBy == nil {
+				tt.want.ReviewAfterBy = map[string]time.Duration{}
+			}
 			if !reflect.DeepEqual(c.Reconcile, tt.want) {
 				t.Errorf("Reconcile = %+v, want %+v", c.Reconcile, tt.want)
 			}
 		})
+	}
+}
+
+// TestConfigReviewAfterReachesReconciler: the review deadlines are wired
+// into the reconciler's config.
+func TestConfigReviewAfterReachesReconciler(t *testing.T) {
+	c, err := configFromEnv(env(map[string]string{"LEDGER_REVIEW_AFTER": "90m", "LEDGER_ASAAS_REVIEW_AFTER": "240h"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := reconcilerConfig(c, jobs.NewGate(gateConfig(c), nil), nil, nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.ReviewAfter != 90*time.Minute || !reflect.DeepEqual(rc.ReviewAfterBy, map[string]time.Duration{"asaas": 240 * time.Hour}) {
+		t.Errorf("reconciler review deadlines %s %v", rc.ReviewAfter, rc.ReviewAfterBy)
 	}
 }

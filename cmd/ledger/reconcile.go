@@ -164,6 +164,7 @@ func reconcilerConfig(cfg Config, gate *jobs.Gate, store jobs.ReconcileStore, ca
 	}
 	return &jobs.ReconcilerConfig{Fetchers: fetchers, Providers: providerNames(), Gate: gate, Store: store,
 		Candidates: candidates, Observer: observer, After: cfg.Reconcile.After, Sample: cfg.Reconcile.Sample,
+		ReviewAfter: cfg.Reconcile.ReviewAfter, ReviewAfterBy: cfg.Reconcile.ReviewAfterBy,
 		Logger: logger.With("component", "reconciler")}, nil
 }
 

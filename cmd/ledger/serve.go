@@ -148,6 +148,9 @@ func (m *Main) openJobs(context.Context) error {
 		Workers:           m.cfg.JobsWorkers,
 		EnrichProviders:   m.providers.enrich,
 		FeeProviders:      m.providers.fees,
+		// The review sweep: it runs wherever the jobs role runs, with
+		// reconciliation configured or not.
+		Reviews: projections.NewQueries(m.pool),
 	})
 	return err
 }
