@@ -227,7 +227,6 @@ func (d *DeadLetters) OpenCounts(ctx context.Context) ([]DeadLetterCount, error)
 	return out, rows.Err()
 }
 
-
 // RequestReprojectTx asks the projector, in the caller's transaction, to
 // re-project parked stream from the store (a retry of its dead letter). It
 // is ErrNotOpen when the stream is not parked.
