@@ -2,6 +2,10 @@ package api
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/projections"
@@ -29,4 +33,36 @@ func (f *fakeReviews) Review(ctx context.Context, id string) (domain.ReviewRow, 
 		return f.ReviewFn(ctx, id)
 	}
 	return domain.ReviewRow{}, &domain.Error{Kind: domain.KindNotFound, Op: "fake: review", Msg: "no such review"}
+}
+
+func TestReviewRoutesRefuse(t *testing.T) {
+	srv := newEnv(t).server(t)
+	post := func(body, token string) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, "/v1/reviews/rev_x/resolve", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		return req
+	}
+	tests := []struct {
+		name string
+		req  *http.Request
+		want int
+	}{
+		{"bad state", get("/v1/reviews?state=closed", readToken), 400},
+		{"bad limit", get("/v1/reviews?limit=0", readToken), 400},
+		{"unknown param", get("/v1/reviews?sort=x", readToken), 400},
+		{"read token", post(`{"resolution":"accepted"}`, readToken), 403},
+		{"unknown review", post(`{"resolution":"accepted"}`, adminToken), 404},
+		{"malformed", post(`{"resolution":`, adminToken), 400},
+		{"unknown field", post(`{"resolution":"accepted","x":1}`, adminToken), 400},
+		{"unknown resolution", post(`{"resolution":"maybe"}`, adminToken), 400},
+		{"long note", post(`{"resolution":"other","note":"`+strings.Repeat("n", 4097)+`"}`, adminToken), 400},
+		{"empty list", get("/v1/reviews", readToken), 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if res := serve(t, srv, tt.req); res.status != tt.want {
+				t.Errorf("%d %s, want %d", res.status, res.raw, tt.want)
+			}
+		})
+	}
 }
