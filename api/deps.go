@@ -85,6 +85,15 @@ type ReconciliationReader interface {
 	ReconciliationSummary(ctx context.Context, since, quietSince time.Time) (domain.ReconciliationSummary, error)
 }
 
+// ReviewReader answers the review queue from its read model.
+type ReviewReader interface {
+	// ListReviews returns one page, oldest first; a bad state, limit or
+	// cursor is KindInvalid.
+	ListReviews(ctx context.Context, q domain.ReviewQuery) (domain.ReviewPage, error)
+	// Review returns one review; an unknown one is KindNotFound.
+	Review(ctx context.Context, id string) (domain.ReviewRow, error)
+}
+
 // ReconcileEnqueuer queues an on-demand reconciliation check of one
 // payment. An error of domain.KindConflict means the provider has no API
 // credentials configured, so it cannot be asked (409 with its message).

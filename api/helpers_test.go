@@ -48,6 +48,7 @@ func newEnv(t *testing.T) *testEnv {
 
 			Reconciliation: &fakeRecon{},
 			Reconcile:      &fakeEnqueuer{},
+			Reviews:        &fakeReviews{},
 		},
 		store: store,
 	}

@@ -122,7 +122,7 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			`"provider_event_type":"payment_intent.succeeded","provider_payment_id":"pi_1","occurred_at":"2025-03-01T12:00:00Z",` +
 			data + `},"metadata":{"received_at":"2025-03-01T12:00:00Z","provider_event_type":"payment_intent.succeeded",` +
 			`"signature_header":"t=1,v1=ab","raw_body":"e30=","request_id":"req-1","source":"webhook"},"state_after":{` + payment +
-			`,"review_reasons":[]}}]}`
+			`,"review_reasons":[],"requires_review":false,"projection":"live"}}]}`
 	}
 	balances := func(account, balance string) string {
 		return `{"as_of":"2025-03-31T23:59:59Z","basis":"effective","balances":[{"account":` + account +
@@ -141,7 +141,7 @@ func TestOpenAPICheckRejects(t *testing.T) {
 			`"provider_payment_id":"pi_1","occurred_at":"2025-03-01T12:00:00Z","run":"pass-1","trigger":"in_doubt",` +
 			`"status_before":"pending","status_after":"confirmed",` + fields + `},"metadata":{"received_at":"2025-03-01T12:00:00Z",` +
 			`"provider_event_type":"payledger.reconciliation_check","signature_header":"","raw_body":"","request_id":"",` +
-			`"source":"reconciliation"},"state_after":{` + payment + `,"review_reasons":[]}}]}`
+			`"source":"reconciliation"},"state_after":{` + payment + `,"review_reasons":[],"requires_review":false,"projection":"live"}}]}`
 	}
 	checkLog := func(cause string) string {
 		return `{"checks":[{"id":"5b0c8a3e","provider":"stripe","provider_payment_id":"pi_1","checked_at":"2025-03-01T12:00:00Z",` +
@@ -157,17 +157,17 @@ func TestOpenAPICheckRejects(t *testing.T) {
 		wantErr      bool
 	}{
 		{name: "documented payment", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + payment + `,"review_reasons":[]}`},
+			body: `{` + payment + `,"review_reasons":[],"requires_review":false,"projection":"live"}`},
 		{name: "field not in the document", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + payment + `,"review_reasons":[],"net":1941}`},
+			body: `{` + payment + `,"review_reasons":[],"requires_review":false,"projection":"live","net":1941}`},
 		{name: "documented field missing", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
 			body: `{` + payment + `}`},
 		{name: "field of the wrong type", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + strings.Replace(payment, `"amount":2000`, `"amount":"20.00"`, 1) + `,"review_reasons":[]}`},
+			body: `{` + strings.Replace(payment, `"amount":2000`, `"amount":"20.00"`, 1) + `,"review_reasons":[],"requires_review":false,"projection":"live"}`},
 		{name: "fee currency not a code", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + strings.Replace(payment, `"fee_currency":"USD"`, `"fee_currency":""`, 1) + `,"review_reasons":[]}`},
+			body: `{` + strings.Replace(payment, `"fee_currency":"USD"`, `"fee_currency":""`, 1) + `,"review_reasons":[],"requires_review":false,"projection":"live"}`},
 		{name: "no fee stated", method: "GET", path: "/v1/payments/stripe/pi_1", status: 200,
-			body: `{` + strings.Replace(payment, `"fee":59,"fee_currency":"USD"`, `"fee":0,"fee_currency":null`, 1) + `,"review_reasons":[]}`},
+			body: `{` + strings.Replace(payment, `"fee":59,"fee_currency":"USD"`, `"fee":0,"fee_currency":null`, 1) + `,"review_reasons":[],"requires_review":false,"projection":"live"}`},
 		{name: "documented events", method: "GET", path: "/v1/payments/stripe/pi_1/events", status: 200,
 			body: events(`"amount":2000,"amount_received":2000,"currency":"USD"`)},
 		{name: "event data field not in its type's schema", wantErr: true, method: "GET", path: "/v1/payments/stripe/pi_1/events",

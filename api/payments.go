@@ -53,7 +53,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 // a repeated one is refused rather than silently taking one of the values.
 func parseFilter(q url.Values) (domain.PaymentFilter, error) {
 	const op = "api: list payments"
-	for _, name := range []string{"provider", "status", "limit", "cursor"} {
+	for _, name := range []string{"provider", "status", "requires_review", "limit", "cursor"} {
 		if len(q[name]) > 1 {
 			return domain.PaymentFilter{}, domain.Invalid(op, fmt.Sprintf("query parameter %q given more than once", name), nil)
 		}
@@ -64,6 +64,13 @@ func parseFilter(q url.Values) (domain.PaymentFilter, error) {
 			return f, domain.Invalid(op, fmt.Sprintf("status %q is not one of %v", st, domain.Statuses()), nil)
 		}
 		f.Status = domain.Status(st)
+	}
+	if v := q.Get("requires_review"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil || (v != "true" && v != "false") {
+			return f, domain.Invalid(op, fmt.Sprintf("requires_review %q must be true or false", v), nil)
+		}
+		f.RequiresReview = &b
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)

@@ -41,7 +41,7 @@ func TestGetPayment(t *testing.T) {
 		"amount": 2000.0, "currency": "USD", "amount_captured": 2000.0, "amount_refunded": 500.0, "amount_disputed": 0.0,
 		"fee": 0.0, "fee_currency": nil,
 		"created_at": "2025-02-01T13:00:00Z", "updated_at": "2025-02-01T13:30:00Z", "event_count": 3.0,
-		"review_reasons": []any{},
+		"review_reasons": []any{}, "requires_review": false, "projection": "live",
 	}
 	if !reflect.DeepEqual(res.body, want) {
 		t.Errorf("body = %v\nwant %v", res.body, want)

@@ -55,6 +55,11 @@ func (s *Server) router() *mux.Router {
 			v1("/reconciliation/log", s.reconciliationLog)
 			v1("/reconciliation/summary", s.reconciliationSummary)
 		}
+		if s.reviews != nil {
+			v1("/reviews", s.listReviews)
+			r.Handle("/v1/reviews/{id}/resolve",
+				s.authenticate(s.requireAdmin(http.HandlerFunc(s.resolveReview)))).Methods(http.MethodPost)
+		}
 		if s.reconcile != nil {
 			r.Handle("/v1/payments/{provider}/{provider_payment_id}/reconcile",
 				s.authenticate(s.requireAdmin(http.HandlerFunc(s.postReconcile)))).Methods(http.MethodPost)

@@ -30,6 +30,9 @@ type Deps struct {
 	// any route of a feature this process does not serve.
 	Reconciliation ReconciliationReader
 	Reconcile      ReconcileEnqueuer
+	// Reviews serves GET /v1/reviews and POST /v1/reviews/{id}/resolve;
+	// nil: the routes answer 404.
+	Reviews ReviewReader
 	// Registry, when set, receives the server's metrics and is served on
 	// GET /metrics. Nothing is registered globally.
 	Registry *prometheus.Registry
@@ -44,6 +47,7 @@ type Server struct {
 	ledger    LedgerReader
 	reconRead ReconciliationReader // nil: no reconciliation read routes
 	reconcile ReconcileEnqueuer    // nil: no on-demand reconcile route
+	reviews   ReviewReader         // nil: no review routes
 	known     []string             // provider names the ledger filters accept
 	providers map[string]Provider
 	checks    []Check
@@ -72,6 +76,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		ledger:    deps.Ledger,
 		reconRead: deps.Reconciliation,
 		reconcile: deps.Reconcile,
+		reviews:   deps.Reviews,
 		providers: make(map[string]Provider, len(deps.Providers)),
 		checks:    deps.Checks,
 		tokens:    digestTokens(cfg.Tokens),

@@ -23,6 +23,10 @@ type paymentView struct {
 	UpdatedAt         string           `json:"updated_at"`
 	EventCount        int              `json:"event_count"`
 	ReviewReasons     []string         `json:"review_reasons"`
+	RequiresReview    bool             `json:"requires_review"`
+	// Projection is "parked" when the projector parked the payment (the
+	// read model may be behind its stream), else "live".
+	Projection string `json:"projection"`
 }
 
 func viewPayment(p domain.PaymentState) paymentView {
@@ -49,7 +53,16 @@ func viewPayment(p domain.PaymentState) paymentView {
 		UpdatedAt:         formatTime(p.UpdatedAt),
 		EventCount:        p.EventCount,
 		ReviewReasons:     reasons,
+		RequiresReview:    p.RequiresReview,
+		Projection:        projectionOf(p.Parked),
 	}
+}
+
+func projectionOf(parked bool) string {
+	if parked {
+		return "parked"
+	}
+	return "live"
 }
 
 // formatTime renders t as RFC 3339 in UTC, with fractional seconds only

@@ -9,8 +9,10 @@ import "time"
 type PaymentFilter struct {
 	Provider string // empty: any
 	Status   Status // empty: any
-	Limit    int    // 1..MaxPageSize; 0 means DefaultPageSize
-	Cursor   string // opaque, from a previous page's NextCursor; empty: first page
+	// RequiresReview, when set, keeps the payments whose requires_review is it.
+	RequiresReview *bool
+	Limit          int    // 1..MaxPageSize; 0 means DefaultPageSize
+	Cursor         string // opaque, from a previous page's NextCursor; empty: first page
 }
 
 // Page sizes of payment lists.

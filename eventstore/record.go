@@ -20,6 +20,9 @@ const (
 	// SourceReconciliation: the reconciler's check of a payment in doubt:
 	// the provider's status API, and the check itself.
 	SourceReconciliation = "reconciliation"
+	// SourceOperator: a person's decision through the admin API (a review
+	// resolved), named by Metadata.RequestID and the fact's own fields.
+	SourceOperator = "operator"
 )
 
 // ErrNotStored marks a Record failure of the store itself (after the

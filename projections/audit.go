@@ -44,12 +44,14 @@ type AuditMismatch struct {
 // rows and the checkpoint are read in one snapshot, so it is exact while a
 // runner is applying batches; it only reads.
 func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamReader) (AuditReport, error) {
-	checkpoint, rows, checks, err := auditSnapshot(ctx, pool, name)
+	reviews := map[paymentKey]map[string]domain.Review{}
+	checkpoint, rows, checks, err := auditSnapshot(ctx, pool, name, reviews)
 	if err != nil {
 		return AuditReport{}, err
 	}
 	rep := AuditReport{Checkpoint: checkpoint, Mismatches: []AuditMismatch{}, Streams: make(map[string]bool, len(rows))}
-	a := auditor{store: store, codec: eventstore.NewCodec(), checkpoint: checkpoint, seen: map[uuid.UUID]string{}, checks: checks}
+	a := auditor{store: store, codec: eventstore.NewCodec(), checkpoint: checkpoint, seen: map[uuid.UUID]string{}, checks: checks,
+		reviews: reviews}
 	for _, row := range rows {
 		stream := eventstore.PaymentStream(row.Provider, row.ProviderPaymentID)
 		rep.Streams[stream] = true
@@ -70,6 +72,10 @@ func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamRea
 		rep.Mismatched++
 		rep.Mismatches = append(rep.Mismatches, extraChecks(k.provider+"/"+k.id, checks[k])...)
 	}
+	for _, k := range slices.SortedFunc(maps.Keys(reviews), comparePaymentKeys) {
+		rep.Mismatched++
+		rep.Mismatches = append(rep.Mismatches, extraReviews(k.provider+"/"+k.id, reviews[k])...)
+	}
 	return rep, nil
 }
 
@@ -81,8 +87,9 @@ func Checkpoint(ctx context.Context, pool *pgxpool.Pool, name string) (eventstor
 
 // auditSnapshot reads the checkpoint of name, every payments row and the
 // reconciliation log (by payment and event ID) in one REPEATABLE READ
-// snapshot, so the rows are exactly the fold of the events up to it.
-func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (eventstore.Position, []domain.PaymentState, map[paymentKey]map[string]domain.ReconciliationCheck, error) {
+// snapshot, so the rows are exactly the fold of the events up to it. The
+// review rows go into reviews.
+func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string, reviews map[paymentKey]map[string]domain.Review) (eventstore.Position, []domain.PaymentState, map[paymentKey]map[string]domain.ReconciliationCheck, error) {
 	var (
 		checkpoint = eventstore.Start
 		rows       []domain.PaymentState
@@ -94,6 +101,9 @@ func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (events
 			return err
 		}
 		if rows, err = readPaymentStates(ctx, tx); err != nil {
+			return err
+		}
+		if err = readAuditReviews(ctx, tx, reviews); err != nil {
 			return err
 		}
 		rs, _ := tx.Query(ctx, "SELECT "+checkColumnList+" FROM reconciliation_checks")
@@ -117,14 +127,14 @@ func auditSnapshot(ctx context.Context, pool *pgxpool.Pool, name string) (events
 func readPaymentStates(ctx context.Context, tx pgx.Tx) ([]domain.PaymentState, error) {
 	const q = `SELECT provider, provider_payment_id, status, currency, amount, amount_captured,
 		amount_refunded, amount_disputed, fee, fee_currency, created_at, updated_at, event_count,
-		review_reasons FROM payments ORDER BY provider, provider_payment_id`
+		review_reasons, requires_review FROM payments ORDER BY provider, provider_payment_id`
 	rows, _ := tx.Query(ctx, q) // CollectRows reports the error
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.PaymentState, error) {
 		var s domain.PaymentState
 		var status, currency, feeCurrency string
 		err := r.Scan(&s.Provider, &s.ProviderPaymentID, &status, &currency, &s.Amount, &s.AmountCaptured,
 			&s.AmountRefunded, &s.AmountDisputed, &s.Fee, &feeCurrency, &s.CreatedAt, &s.UpdatedAt,
-			&s.EventCount, &s.ReviewReasons)
+			&s.EventCount, &s.ReviewReasons, &s.RequiresReview)
 		s.Status, s.Currency = domain.Status(status), domain.Currency(currency)
 		s.FeeCurrency = domain.Currency(feeCurrency)
 		return s, err
@@ -140,6 +150,7 @@ type auditor struct {
 	checkpoint eventstore.Position
 	seen       map[uuid.UUID]string
 	checks     map[paymentKey]map[string]domain.ReconciliationCheck
+	reviews    map[paymentKey]map[string]domain.Review
 }
 
 // check folds the stream's events up to the checkpoint and compares the
@@ -179,7 +190,9 @@ func (a auditor) check(ctx context.Context, row domain.PaymentState, stream stri
 	if len(events) == 0 {
 		return 0, append(diffs, AuditMismatch{name, "stream", "row present", "no events in " + stream}), nil
 	}
-	return len(events), append(diffs, compareStates(name, row, domain.Fold(events...).State())...), nil
+	p := domain.Fold(events...)
+	diffs = append(diffs, a.matchReviews(name, k, p.Reviews())...)
+	return len(events), append(diffs, compareStates(name, row, p.State())...), nil
 }
 
 // compareStates lists the fields where the row differs from the fold.
@@ -205,6 +218,7 @@ func compareStates(name string, row, fold domain.PaymentState) []AuditMismatch {
 	check("created_at", sameTime(row.CreatedAt, fold.CreatedAt), row.CreatedAt.UTC(), fold.CreatedAt.UTC())
 	check("updated_at", sameTime(row.UpdatedAt, fold.UpdatedAt), row.UpdatedAt.UTC(), fold.UpdatedAt.UTC())
 	check("review_reasons", slices.Equal(row.ReviewReasons, fold.ReviewReasons), row.ReviewReasons, fold.ReviewReasons)
+	check("requires_review", row.RequiresReview == fold.RequiresReview, row.RequiresReview, fold.RequiresReview)
 	return diffs
 }
 

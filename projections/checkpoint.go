@@ -87,13 +87,13 @@ func queueExec(b *pgx.Batch, what string, check func(pgconn.CommandTag) error, s
 	}
 }
 
-// Reset empties the payments, ledger and reconciliation log read models and deletes the checkpoint name, in
+// Reset empties the payments, ledger, reconciliation log and reviews read models and deletes the checkpoint name, in
 // one transaction, so that the next Run rebuilds everything from the start
 // of the feed. A runner active meanwhile notices through its compare-and-set
 // and restarts from the start.
 func Reset(ctx context.Context, pool *pgxpool.Pool, name string) error {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "TRUNCATE payments, payment_events, ledger_entries, ledger_totals, reconciliation_checks"); err != nil {
+		if _, err := tx.Exec(ctx, "TRUNCATE payments, payment_events, ledger_entries, ledger_totals, reconciliation_checks, reviews"); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM projection_checkpoints WHERE name = $1", name)

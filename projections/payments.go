@@ -39,17 +39,17 @@ func affectedPayments(events []decoded) []paymentKey {
 const upsertPaymentsSQL = `INSERT INTO payments AS p
 	(provider, provider_payment_id, status, currency, amount, amount_captured, amount_refunded,
 	 amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons,
-	 last_recorded_at, last_fact_at, notified_only)
+	 last_recorded_at, last_fact_at, notified_only, requires_review, unreviewed_anomalies)
 	SELECT u.provider, u.payment_id, u.status, u.currency, u.amount, u.captured, u.refunded,
 		u.disputed, u.fee, u.fee_currency, u.created_at, u.updated_at, u.event_count,
 		ARRAY(SELECT jsonb_array_elements_text(u.reasons::jsonb)),
-		u.last_recorded_at, u.last_fact_at, u.notified_only
+		u.last_recorded_at, u.last_fact_at, u.notified_only, u.requires_review, u.unreviewed
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
 		$8::bigint[], $9::bigint[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::text[],
-		$15::timestamptz[], $16::timestamptz[], $17::boolean[])
+		$15::timestamptz[], $16::timestamptz[], $17::boolean[], $18::boolean[], $19::boolean[])
 		AS u(provider, payment_id, status, currency, amount, captured, refunded,
 		     disputed, fee, fee_currency, created_at, updated_at, event_count, reasons,
-		     last_recorded_at, last_fact_at, notified_only)
+		     last_recorded_at, last_fact_at, notified_only, requires_review, unreviewed)
 	ON CONFLICT (provider, provider_payment_id) DO UPDATE SET
 		status = excluded.status, currency = excluded.currency, amount = excluded.amount,
 		amount_captured = excluded.amount_captured, amount_refunded = excluded.amount_refunded,
@@ -57,15 +57,17 @@ const upsertPaymentsSQL = `INSERT INTO payments AS p
 		fee_currency = excluded.fee_currency, created_at = excluded.created_at,
 		updated_at = excluded.updated_at, event_count = excluded.event_count,
 		review_reasons = excluded.review_reasons, last_recorded_at = excluded.last_recorded_at,
-		last_fact_at = excluded.last_fact_at, notified_only = excluded.notified_only, projected_at = now()
+		last_fact_at = excluded.last_fact_at, notified_only = excluded.notified_only,
+		requires_review = excluded.requires_review, unreviewed_anomalies = excluded.unreviewed_anomalies, projected_at = now()
 	WHERE (p.status, p.currency, p.amount, p.amount_captured, p.amount_refunded, p.amount_disputed,
 	       p.fee, p.fee_currency, p.created_at, p.updated_at, p.event_count, p.review_reasons,
-	       p.last_recorded_at, p.last_fact_at, p.notified_only)
+	       p.last_recorded_at, p.last_fact_at, p.notified_only, p.requires_review, p.unreviewed_anomalies)
 	   IS DISTINCT FROM
 	      (excluded.status, excluded.currency, excluded.amount, excluded.amount_captured,
 	       excluded.amount_refunded, excluded.amount_disputed, excluded.fee, excluded.fee_currency,
 	       excluded.created_at, excluded.updated_at, excluded.event_count, excluded.review_reasons,
-	       excluded.last_recorded_at, excluded.last_fact_at, excluded.notified_only)`
+	       excluded.last_recorded_at, excluded.last_fact_at, excluded.notified_only,
+	       excluded.requires_review, excluded.unreviewed_anomalies)`
 
 // queueUpsertPayments queues upsertPaymentsSQL for states.
 func queueUpsertPayments(b *pgx.Batch, rows []foldedRow) error {
@@ -77,7 +79,10 @@ func queueUpsertPayments(b *pgx.Batch, rows []foldedRow) error {
 	}
 	queueExec(b, fmt.Sprintf("upsert %d payments", len(rows)), nil, upsertPaymentsSQL, c.provider,
 		c.paymentID, c.status, c.currency, c.amount, c.captured, c.refunded, c.disputed, c.fee, c.feeCurrency, c.createdAt,
-		c.updatedAt, c.eventCount, c.reasons, c.lastRecorded, c.lastFact, c.notifiedOnly)
+		c.updatedAt, c.eventCount, c.reasons, c.lastRecorded, c.lastFact, c.notifiedOnly, c.requiresReview, c.unreviewed)
+	// In the same batch and transaction: a review row and its payment's
+	// requires_review never disagree.
+	queueUpsertReviews(b, rows)
 	return nil
 }
 
@@ -88,6 +93,8 @@ type foldedRow struct {
 	lastRecorded time.Time // newest fact, checks included
 	lastFact     time.Time // newest provider fact
 	notifiedOnly bool      // every provider fact is a bare notification
+	reviews      []domain.Review
+	unreviewed   bool // an anomaly has no review yet (domain.AnomalyReviews)
 }
 
 // foldedRowOf folds one payment's history (in revision order) into its row.
@@ -117,7 +124,9 @@ func foldedRowOf(h []recorded) foldedRow {
 		r.lastFact, r.notifiedOnly = r.lastRecorded, false
 	}
 	// The one state machine: the same fold the command path uses.
-	r.state = domain.Fold(evs...).State()
+	p := domain.Fold(evs...)
+	r.state, r.reviews = p.State(), p.Reviews()
+	r.unreviewed = len(domain.AnomalyReviews(p, time.Time{})) > 0
 	return r
 }
 
@@ -131,7 +140,8 @@ type paymentColumns struct {
 	eventCount                            []int32
 	reasons                               []string // JSON arrays: unnest cannot carry ragged text[][]
 	lastRecorded, lastFact                []time.Time
-	notifiedOnly                          []bool
+	notifiedOnly, requiresReview          []bool
+	unreviewed                            []bool
 }
 
 func newPaymentColumns(n int) *paymentColumns {
@@ -170,6 +180,8 @@ func (c *paymentColumns) add(r foldedRow) error {
 	c.lastRecorded = append(c.lastRecorded, r.lastRecorded)
 	c.lastFact = append(c.lastFact, r.lastFact)
 	c.notifiedOnly = append(c.notifiedOnly, r.notifiedOnly)
+	c.requiresReview = append(c.requiresReview, s.RequiresReview)
+	c.unreviewed = append(c.unreviewed, r.unreviewed)
 	return nil
 }
 

@@ -41,10 +41,14 @@ type paymentRow struct {
 	UpdatedAt         time.Time `db:"updated_at"`
 	EventCount        int       `db:"event_count"`
 	ReviewReasons     []string  `db:"review_reasons"`
+	RequiresReview    bool      `db:"requires_review"`
+	Parked            bool      `db:"parked"`
 }
 
 const paymentColumnList = `id, provider, provider_payment_id, status, currency, amount, amount_captured,
-	amount_refunded, amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons`
+	amount_refunded, amount_disputed, fee, fee_currency, created_at, updated_at, event_count, review_reasons, requires_review,
+	EXISTS (SELECT 1 FROM parked_streams s WHERE s.provider = payments.provider
+		AND s.provider_payment_id = payments.provider_payment_id) AS parked`
 
 func (r paymentRow) state() domain.PaymentState {
 	return domain.PaymentState{
@@ -62,6 +66,8 @@ func (r paymentRow) state() domain.PaymentState {
 		UpdatedAt:         r.UpdatedAt.UTC(),
 		EventCount:        r.EventCount,
 		ReviewReasons:     nonNil(r.ReviewReasons),
+		RequiresReview:    r.RequiresReview,
+		Parked:            r.Parked,
 	}
 }
 
@@ -109,6 +115,13 @@ func (q *Queries) ListPayments(ctx context.Context, f domain.PaymentFilter) (dom
 			return domain.PaymentPage{}, domain.Invalid(op, fmt.Sprintf("unknown status %q", f.Status), nil)
 		}
 		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	if f.RequiresReview != nil {
+		if *f.RequiresReview {
+			where = append(where, "requires_review") // payments_requires_review_idx
+		} else {
+			where = append(where, "NOT requires_review")
+		}
 	}
 	sql := "SELECT " + paymentColumnList + " FROM payments"
 	if len(where) > 0 {

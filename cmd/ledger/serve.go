@@ -167,6 +167,7 @@ func (m *Main) openHandler(context.Context) error {
 		ReconcileAfter: m.cfg.Reconcile.After}, api.Deps{
 		Reconciliation: queries,
 		Reconcile:      m.jobs,
+		Reviews:        queries,
 		Store:          m.store,
 		Payments:       queries,
 		Ledger:         queries,
