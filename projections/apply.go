@@ -147,7 +147,9 @@ func queueReadModels(b *pgx.Batch, keys []paymentKey, hs map[paymentKey][]record
 // decodeBatch decodes the batch's events and returns them, the events that
 // park their stream (the first undecodable one of a stream not parked yet),
 // and the position of the batch's last message. Events of parked streams,
-// and of streams this batch parks, are skipped: they wait with the stream.
+// and the events after the one that parks a stream, are skipped: they
+// wait with the stream (those before it are applied, whatever the batch
+// boundaries).
 // Positions only move forward: a message at or before from changes nothing.
 func (r *Runner) decodeBatch(from eventstore.Position, batch []eventstore.Message) ([]decoded, []parking, eventstore.Position) {
 	filter := eventstore.Filter{StreamPrefix: eventstore.PaymentStreamPrefix}
@@ -174,16 +176,6 @@ func (r *Runner) decodeBatch(from eventstore.Position, batch []eventstore.Messag
 		if pos.Compare(to) > 0 {
 			to = pos
 		}
-	}
-	if len(parkedNow) > 0 {
-		// A stream parked by a later event keeps none of its batch's events.
-		kept := events[:0]
-		for _, d := range events {
-			if !parkedNow[d.rec.Stream] {
-				kept = append(kept, d)
-			}
-		}
-		events = kept
 	}
 	return events, parks, to
 }
