@@ -180,3 +180,35 @@ func TestParkUndecodable(t *testing.T) {
 		t.Errorf("B after the retry: %+v, %v", s, err)
 	}
 }
+
+// TestInfrastructureFailureParksNothing: connections killed under the
+// runner (admin shutdown, 57P01) are retried with backoff, never parked.
+func TestInfrastructureFailureParksNothing(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	store := postgres.New(pool, postgres.Options{PollInterval: 5 * time.Millisecond, BatchSize: 16})
+	cfg := testConfig("payments_v1", nil)
+	cfg.Streams = store
+	r := NewRunner(cfg, pool, store)
+	start(t, r)
+	var all []domain.Event
+	var last eventstore.Position
+	for n := range 10 {
+		evs := lifecycle("stripe", n)
+		all = append(all, evs...)
+		last = appendAll(t, store, evs...)
+		if _, err := pool.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPosition(t, r, last)
+	checkReadModel(t, NewQueries(pool), all)
+	var parked, dead int
+	if err := pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM parked_streams), (SELECT count(*) FROM dead_letters)`).
+		Scan(&parked, &dead); err != nil {
+		t.Fatal(err)
+	}
+	if parked != 0 || dead != 0 {
+		t.Errorf("after connection failures: %d parked streams, %d dead letters; want none", parked, dead)
+	}
+}
