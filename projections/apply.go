@@ -34,11 +34,18 @@ func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []ev
 	if len(events) == 0 && len(parks) == 0 && to == from {
 		return from, nil
 	}
-	if err := r.writeBatch(ctx, from, to, events, parks); err != nil {
+	err := safely(func() error { return r.writeBatch(ctx, from, to, events, parks) })
+	if err != nil {
 		// The commit may or may not have happened: what the cache holds
 		// can no longer be trusted to equal payment_events.
 		r.histories.purge()
-		return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
+		if !unapplicable(err) && !errors.Is(err, errFoldPanic) {
+			return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
+		}
+		// Some payment's data is at fault: find it, park it, apply the rest.
+		if parks, err = r.isolate(ctx, from, to, events, parks); err != nil {
+			return from, err
+		}
 	}
 	var last time.Time
 	if len(events) > 0 {

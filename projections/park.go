@@ -198,3 +198,89 @@ func (h *histories) remove(k paymentKey) {
 		h.lru.Remove(k)
 	}
 }
+
+// errFoldPanic is a panic while folding or posting a batch's payments: a
+// fault of some payment's data, found and parked by isolate.
+var errFoldPanic = errors.New("projections: panic while folding")
+
+// safely runs f, turning a panic into errFoldPanic.
+func safely(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", errFoldPanic, p)
+		}
+	}()
+	return f()
+}
+
+// isolate writes the batch payment by payment, each under a savepoint of
+// one transaction that also advances the checkpoint and parks parks: a
+// payment the read model rejects (see unapplicable) or whose fold panics is
+// rolled back to its savepoint and parked, cause unapplicable; the rest
+// commit. It returns every parking, the given ones included. Any other
+// error fails the whole batch, to be retried.
+func (r *Runner) isolate(ctx context.Context, from, to eventstore.Position, events []decoded, parks []parking) ([]parking, error) {
+	byKey := map[paymentKey][]decoded{}
+	for _, d := range events {
+		k := paymentKey{d.meta.Provider, d.meta.ProviderPaymentID}
+		byKey[k] = append(byKey[k], d)
+	}
+	var applied []decoded
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		now := time.Now()
+		b := &pgx.Batch{}
+		queueAdvanceCheckpoint(b, r.cfg.Name, from, to)
+		for _, p := range parks {
+			queuePark(b, p, now)
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		for _, k := range affectedPayments(events) {
+			evs := byKey[k]
+			err := safely(func() error { return r.writePayment(ctx, tx, k, evs) })
+			if err == nil {
+				applied = append(applied, evs...)
+				continue
+			}
+			if !unapplicable(err) && !errors.Is(err, errFoldPanic) {
+				return err
+			}
+			if _, rbErr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT payment`); rbErr != nil {
+				return rbErr
+			}
+			p := parking{rec: evs[0].rec, cause: domain.CauseUnapplicable, err: err}
+			b := &pgx.Batch{}
+			queuePark(b, p, now)
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			parks = append(parks, p)
+		}
+		return r.followUp(ctx, tx, applied)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projections: apply %d events after %s payment by payment: %w", len(events), from, err)
+	}
+	return parks, nil
+}
+
+// writePayment writes one payment's events of a batch under savepoint
+// "payment", its history read back.
+func (r *Runner) writePayment(ctx context.Context, tx pgx.Tx, k paymentKey, evs []decoded) error {
+	hs := map[paymentKey][]recorded{}
+	b := &pgx.Batch{}
+	b.Queue(`SAVEPOINT payment`)
+	queueInsertHistory(b, evs)
+	queueInsertChecks(b, evs)
+	queueLoadHistories(b, r.codec, []paymentKey{k}, hs)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	b = &pgx.Batch{}
+	if err := queueReadModels(b, []paymentKey{k}, hs, evs); err != nil {
+		return err
+	}
+	b.Queue(`RELEASE SAVEPOINT payment`)
+	return tx.SendBatch(ctx, b).Close()
+}

@@ -212,3 +212,36 @@ func TestInfrastructureFailureParksNothing(t *testing.T) {
 		t.Errorf("after connection failures: %d parked streams, %d dead letters; want none", parked, dead)
 	}
 }
+
+// TestParkUnapplicable: a payment the read model rejects (here a CHECK
+// constraint the test adds) is parked, cause unapplicable; the other
+// payments of its batch, and later ones, are projected.
+func TestParkUnapplicable(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(t.Context(), `ALTER TABLE payments ADD CONSTRAINT test_no_6666 CHECK (amount <> 6666)`); err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.New(pool, postgres.Options{PollInterval: 5 * time.Millisecond, BatchSize: 16})
+	a, b := pay{"stripe", "pi_ok"}, pay{"stripe", "pi_bad"}
+	first := []domain.Event{a.created("evt_1", 0, 100), b.created("evt_1", 0, 6666), a.succeeded("evt_2", time.Minute, 100)}
+	last := appendAll(t, store, first...)
+	cfg := testConfig("payments_v1", nil)
+	cfg.Streams = store
+	r := NewRunner(cfg, pool, store)
+	start(t, r)
+	waitPosition(t, r, last)
+	later := []domain.Event{b.succeeded("evt_2", time.Minute, 6666), pay{"stripe", "pi_next"}.created("evt_1", 0, 5)}
+	last = appendAll(t, store, later...)
+	waitPosition(t, r, last)
+	checkReadModel(t, NewQueries(pool), []domain.Event{first[0], first[2], later[1]})
+	var cause string
+	var n int
+	if err := pool.QueryRow(t.Context(), `SELECT d.cause, (SELECT count(*) FROM payment_events WHERE provider_payment_id = 'pi_bad')
+		FROM parked_streams p JOIN dead_letters d ON d.id = p.dead_letter_id WHERE p.stream = $1`,
+		eventstore.PaymentStream("stripe", "pi_bad")).Scan(&cause, &n); err != nil {
+		t.Fatalf("parked row: %v", err)
+	}
+	if cause != domain.CauseUnapplicable || n != 0 {
+		t.Errorf("cause %q, %d events of the parked payment recorded; want unapplicable, 0", cause, n)
+	}
+}
