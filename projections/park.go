@@ -120,7 +120,7 @@ func (r *Runner) reproject(ctx context.Context, stream string) error {
 		events = append(events, d)
 	}
 	keys := affectedPayments(events)
-	err = r.writeStream(ctx, stream, keys, events)
+	err = safely(func() error { return r.writeStream(ctx, stream, keys, events) })
 	for _, k := range keys {
 		r.histories.remove(k)
 	}
@@ -129,7 +129,7 @@ func (r *Runner) reproject(ctx context.Context, stream string) error {
 		r.log.InfoContext(ctx, "re-projected a parked stream", "stream", stream, "events", len(events))
 		return nil
 	}
-	if !unapplicable(err) || len(recs) == 0 {
+	if (!unapplicable(err) && !errors.Is(err, errFoldPanic)) || len(recs) == 0 {
 		return fmt.Errorf("projections: re-project %s: %w", stream, err)
 	}
 	return r.parkAgain(ctx, parking{rec: &recs[len(recs)-1], cause: domain.CauseUnapplicable, err: err})
