@@ -25,27 +25,38 @@ type decoded struct {
 }
 
 // apply applies batch on top of the committed checkpoint from, in one
-// transaction, and returns the new committed checkpoint. When an event does
-// not decode, the messages before it are applied and the error is returned
-// with the checkpoint just before the event, so the projection stops there.
+// transaction, and returns the new committed checkpoint. An event that does
+// not decode parks its stream in that transaction (see parking), and the
+// events of parked streams are skipped.
 func (r *Runner) apply(ctx context.Context, from eventstore.Position, batch []eventstore.Message) (eventstore.Position, error) {
 	start := time.Now()
-	events, to, stopErr := r.decodeBatch(from, batch)
-	if len(events) == 0 && to == from {
-		return from, stopErr
+	events, parks, to := r.decodeBatch(from, batch)
+	if len(events) == 0 && len(parks) == 0 && to == from {
+		return from, nil
 	}
-	if err := r.writeBatch(ctx, from, to, events); err != nil {
+	err := safely(func() error { return r.writeBatch(ctx, from, to, events, parks) })
+	if err != nil {
 		// The commit may or may not have happened: what the cache holds
 		// can no longer be trusted to equal payment_events.
 		r.histories.purge()
-		return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
+		if !unapplicable(err) && !errors.Is(err, errFoldPanic) {
+			return from, fmt.Errorf("projections: apply %d events after %s: %w", len(events), from, err)
+		}
+		// Some payment's data is at fault: find it, park it, apply the rest.
+		if parks, err = r.isolate(ctx, from, to, events, parks); err != nil {
+			return from, err
+		}
 	}
 	var last time.Time
 	if len(events) > 0 {
 		last = events[len(events)-1].rec.RecordedAt
 	}
 	r.cfg.Metrics.committed(len(events), last, start)
-	return to, stopErr
+	for _, p := range parks {
+		r.parked[p.rec.Stream] = true
+		r.log.WarnContext(ctx, "parked a payment stream", "stream", p.rec.Stream, "cause", p.cause, "err", p.err)
+	}
+	return to, nil
 }
 
 // errStaleFresh says a payment planned as fresh (see plan.fresh) was not:
@@ -56,11 +67,11 @@ var errStaleFresh = errors.New("projections: a new payment had stored events")
 
 // writeBatch writes the batch (see write), again with every history read
 // back when a fresh payment turns out to be stale.
-func (r *Runner) writeBatch(ctx context.Context, from, to eventstore.Position, events []decoded) error {
+func (r *Runner) writeBatch(ctx context.Context, from, to eventstore.Position, events []decoded, parks []parking) error {
 	keys := affectedPayments(events)
-	err := r.write(ctx, from, to, events, keys, r.histories.plan(keys, events))
+	err := r.write(ctx, from, to, events, parks, keys, r.histories.plan(keys, events))
 	if errors.Is(err, errStaleFresh) {
-		err = r.write(ctx, from, to, events, keys, plan{histories: map[paymentKey][]recorded{}, missing: keys})
+		err = r.write(ctx, from, to, events, parks, keys, plan{histories: map[paymentKey][]recorded{}, missing: keys})
 	}
 	return err
 }
@@ -76,10 +87,14 @@ func (r *Runner) writeBatch(ctx context.Context, from, to eventstore.Position, e
 // (kept in memory, or the payment is new: see plan), the upsert and the
 // ledger; when some are not, it reads theirs back instead and the upsert and
 // the ledger take a second. Then the follow-up's statements, if any, and COMMIT.
-func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events []decoded, keys []paymentKey, pl plan) error {
+func (r *Runner) write(ctx context.Context, from, to eventstore.Position, events []decoded, parks []parking, keys []paymentKey, pl plan) error {
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
 	queueAdvanceCheckpoint(b, r.cfg.Name, from, to)
+	now := time.Now()
+	for _, p := range parks {
+		queuePark(b, p, now)
+	}
 	if len(events) > 0 {
 		queueInsertHistory(b, events)
 		queueInsertChecks(b, events)
@@ -136,39 +151,47 @@ func queueReadModels(b *pgx.Batch, keys []paymentKey, hs map[paymentKey][]record
 	return queueInsertLedger(b, keys, hs, events)
 }
 
-// decodeBatch decodes the batch's events up to the first one that does not
-// decode, and returns them with the position of the last message before it.
+// decodeBatch decodes the batch's events and returns them, the events that
+// park their stream (the first undecodable one of a stream not parked yet),
+// and the position of the batch's last message. Events of parked streams,
+// and the events after the one that parks a stream, are skipped: they
+// wait with the stream (those before it are applied, whatever the batch
+// boundaries).
 // Positions only move forward: a message at or before from changes nothing.
-func (r *Runner) decodeBatch(from eventstore.Position, batch []eventstore.Message) ([]decoded, eventstore.Position, error) {
+func (r *Runner) decodeBatch(from eventstore.Position, batch []eventstore.Message) ([]decoded, []parking, eventstore.Position) {
 	filter := eventstore.Filter{StreamPrefix: eventstore.PaymentStreamPrefix}
 	events := make([]decoded, 0, len(batch))
+	var parks []parking
+	parkedNow := map[string]bool{}
 	to := from
 	for _, m := range batch {
 		pos := m.Checkpoint
 		if m.Event != nil {
 			pos = m.Event.Position
 			// Defensive: a store that ignores the filter must not make us
-			// stop on another aggregate's events.
-			if filter.Match(m.Event.Stream) {
+			// project another aggregate's events.
+			if s := m.Event.Stream; filter.Match(s) && !r.parked[s] && !parkedNow[s] && pos.Compare(from) > 0 {
 				d, err := r.decode(m.Event)
 				if err != nil {
-					return events, to, err
+					parks = append(parks, parking{rec: m.Event, cause: domain.CauseUndecodable, err: err})
+					parkedNow[s] = true
+				} else {
+					events = append(events, d)
 				}
-				events = append(events, d)
 			}
 		}
 		if pos.Compare(to) > 0 {
 			to = pos
 		}
 	}
-	return events, to, nil
+	return events, parks, to
 }
 
 // decode turns a recorded event into its domain event, which must name its
 // payment (Meta is where provider and payment ID travel; stream names are
 // never parsed).
 func (r *Runner) decode(rec *eventstore.RecordedEvent) (decoded, error) {
-	e, err := r.codec.DecodeData(rec.Type, rec.Data)
+	e, err := r.decoder.DecodeData(rec.Type, rec.Data)
 	if err == nil && (e.EventMeta().Provider == "" || e.EventMeta().ProviderPaymentID == "") {
 		err = errors.New("no provider or provider payment ID in the event data")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,7 +282,9 @@ func TestApplyCompareAndSetDetectsConcurrentMove(t *testing.T) {
 	}
 }
 
-func TestApplyStopsAtUndecodableEvent(t *testing.T) {
+// TestApplyParksUndecodableEvent: the event parks its stream in the
+// batch's transaction; the rest of the batch is applied.
+func TestApplyParksUndecodableEvent(t *testing.T) {
 	tests := []struct {
 		name   string
 		typ    string
@@ -295,13 +298,13 @@ func TestApplyStopsAtUndecodableEvent(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := pool.Exec(t.Context(), "DELETE FROM projection_checkpoints"); err != nil {
+			if _, err := pool.Exec(t.Context(), "DELETE FROM projection_checkpoints; DELETE FROM parked_streams"); err != nil {
 				t.Fatal(err)
 			}
 			a := newApplier(t, pool)
 			good := pay{"stripe", "pi_good_" + string(rune('a'+i))}
 			batch := a.messages(good.created("evt_g1_"+good.id, 0, 10))
-			stop := a.feed.addRecorded(eventstore.RecordedEvent{ID: uuid.New(), Stream: "payment-stripe-pi_x",
+			bad := a.feed.addRecorded(eventstore.RecordedEvent{ID: uuid.New(), Stream: "payment-stripe-pi_x",
 				Type: tt.typ, Data: []byte(tt.data)})
 			a.feed.mu.Lock()
 			batch = append(batch, a.feed.msgs[len(a.feed.msgs)-1])
@@ -310,18 +313,29 @@ func TestApplyStopsAtUndecodableEvent(t *testing.T) {
 
 			from := a.pos
 			got, err := a.r.apply(t.Context(), from, batch)
-			if !errors.Is(err, errUndecodable) || !errors.Is(err, tt.wantIs) {
-				t.Fatalf("err = %v, want errUndecodable and %v", err, tt.wantIs)
+			if err != nil {
+				t.Fatalf("err = %v, want nil (parked)", err)
 			}
-			if want := batch[0].Event.Position; got != want || got.Compare(stop) >= 0 {
-				t.Errorf("position = %s, want %s (just before the undecodable event at %s)", got, want, stop)
+			if want := batch[len(batch)-1].Event.Position; got != want {
+				t.Errorf("position = %s, want %s (the whole batch)", got, want)
 			}
 			if p, err := a.r.Position(t.Context()); err != nil || p != got {
 				t.Errorf("committed Position = %s, %v; want %s", p, err, got)
 			}
 			s, err := NewQueries(pool).Payment(t.Context(), good.provider, good.id)
-			if err != nil || s.EventCount != 1 || s.Status != domain.StatusPending {
-				t.Errorf("payment before the stop = %+v, %v; want only the created event applied", s, err)
+			if err != nil || s.EventCount != 2 {
+				t.Errorf("payment beside the parked one = %+v, %v; want both events applied", s, err)
+			}
+			var pos, cause, lastErr string
+			if err := pool.QueryRow(t.Context(), `SELECT p.position, d.cause, d.last_error FROM parked_streams p
+				JOIN dead_letters d ON d.id = p.dead_letter_id WHERE p.stream = 'payment-stripe-pi_x'`).Scan(&pos, &cause, &lastErr); err != nil {
+				t.Fatalf("parked row: %v", err)
+			}
+			if pos != bad.String() || cause != domain.CauseUndecodable || !strings.Contains(lastErr, tt.wantIs.Error()) {
+				t.Errorf("parked at %s, cause %q, error %q; want %s, undecodable, %v", pos, cause, lastErr, bad, tt.wantIs)
+			}
+			if !a.r.parked["payment-stripe-pi_x"] {
+				t.Error("the runner's parked set misses the stream")
 			}
 		})
 	}

@@ -53,6 +53,11 @@ type RunnerConfig struct {
 	// Metrics, when set, receives the runner's leadership, progress, lag
 	// and failures (see NewMetrics).
 	Metrics *Metrics
+	// Decoder decodes the feed's events; nil is the event store's codec.
+	Decoder Decoder
+	// Streams, when set, is read to re-project a parked stream whose retry
+	// was requested (see RequestReprojectTx); without it retries wait.
+	Streams StreamReader
 }
 
 func (c *RunnerConfig) setDefaults() {
@@ -89,7 +94,12 @@ type Runner struct {
 	pool  *pgxpool.Pool
 	sub   Subscriber
 	codec *eventstore.Codec
-	log   *slog.Logger
+	// decoder decodes the feed (cfg.Decoder or codec).
+	decoder Decoder
+	log     *slog.Logger
+	// parked is the set of parked streams, loaded when a session starts
+	// and kept as the session parks and re-projects them.
+	parked map[string]bool
 	// histories is the session's memory of payment_events (see histories).
 	histories *histories
 }
@@ -99,12 +109,19 @@ type Runner struct {
 // uses another for each batch, so pool must allow at least two connections.
 func NewRunner(cfg RunnerConfig, pool *pgxpool.Pool, sub Subscriber) *Runner {
 	cfg.setDefaults()
+	codec := eventstore.NewCodec()
+	var decoder Decoder = codec
+	if cfg.Decoder != nil {
+		decoder = cfg.Decoder
+	}
 	return &Runner{
-		cfg:   cfg,
-		pool:  pool,
-		sub:   sub,
-		codec: eventstore.NewCodec(),
-		log:   cfg.Logger.With("projection", cfg.Name),
+		cfg:     cfg,
+		pool:    pool,
+		sub:     sub,
+		codec:   codec,
+		decoder: decoder,
+		log:     cfg.Logger.With("projection", cfg.Name),
+		parked:  map[string]bool{},
 
 		histories: newHistories(cfg.Histories),
 	}

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/payledger/payledger/eventstore"
 )
@@ -24,6 +25,9 @@ func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if err := r.loadParked(ctx); err != nil {
+		return false, err
+	}
 	r.log.InfoContext(ctx, "projecting", "from", pos.String())
 	sub, err := r.sub.SubscribeAll(ctx, pos, eventstore.Filter{StreamPrefix: eventstore.PaymentStreamPrefix})
 	if err != nil {
@@ -38,8 +42,17 @@ func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
 	// Subscription need not support Close concurrently with Next.
 	defer func() { cancel(); <-done }()
 
+	var retried time.Time
 	for {
-		batch, subErr := gather(ctx, msgs, r.cfg.BatchSize)
+		// Between batches, polled: retries of parked streams run under
+		// this session's lease, never concurrently with a batch.
+		if time.Since(retried) >= retryPoll {
+			if err := r.reprojectRequested(ctx); err != nil {
+				return progressed, err
+			}
+			retried = time.Now()
+		}
+		batch, subErr := gather(ctx, msgs, r.cfg.BatchSize, retryPoll)
 		if len(batch) > 0 {
 			next, err := r.apply(ctx, pos, batch)
 			if next != pos {
@@ -74,11 +87,15 @@ func pump(ctx context.Context, sub eventstore.Subscription, msgs chan<- pumped, 
 }
 
 // gather blocks for the first message, then takes whatever else is already
-// waiting, up to limit messages. A subscription error ends the batch; it is
+// waiting, up to limit messages; after idle with none it returns none. A subscription error ends the batch; it is
 // returned alongside the messages before it so those still get applied.
-func gather(ctx context.Context, msgs <-chan pumped, limit int) ([]eventstore.Message, error) {
+func gather(ctx context.Context, msgs <-chan pumped, limit int, idle time.Duration) ([]eventstore.Message, error) {
 	var batch []eventstore.Message
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
 	select {
+	case <-timer.C:
+		return nil, nil // idle: let the caller poll
 	case p := <-msgs:
 		if p.err != nil {
 			return nil, p.err

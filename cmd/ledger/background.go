@@ -45,7 +45,8 @@ func (m *Main) startJobs(ctx context.Context) (func(context.Context) error, erro
 
 func (m *Main) startProjector(ctx context.Context) (func(context.Context) error, error) {
 	runCtx, cancel := context.WithCancel(ctx)
-	runner := projections.NewRunner(projections.RunnerConfig{Logger: m.logger, FollowUp: m.jobs.Enqueuer(), Metrics: m.projector},
+	runner := projections.NewRunner(projections.RunnerConfig{Logger: m.logger, FollowUp: m.jobs.Enqueuer(), Metrics: m.projector,
+		Streams: m.store},
 		m.pool, m.store)
 	done := make(chan struct{})
 	go func() {
