@@ -62,6 +62,10 @@ type Recorded struct {
 	// is stored whole or not at all, so Duplicates == len(Streams) means
 	// nothing new was stored.
 	Duplicates int
+	// Collisions are the streams whose batch was not stored because an event
+	// ID of it is stored in another stream (Record's error then wraps
+	// ErrStoredElsewhere); the other streams' batches were still appended.
+	Collisions []StoredElsewhereError
 }
 
 // Duplicate reports whether nothing new was stored.
@@ -71,22 +75,34 @@ func (r Recorded) Duplicate() bool { return r.Duplicates == len(r.Streams) }
 // to meta's provider, names no payment or provider event, or repeats another
 // fact of n is KindInvalid, and nothing is stored. Store failures wrap
 // ErrNotStored: the caller decides what they mean to its caller (a webhook
-// answers 503 so that the provider retries).
+// answers 503 so that the provider retries). A batch refused because its
+// event ID is stored in another stream does not stop the others, which are
+// distinct facts: Record then returns what it stored, with Collisions, and
+// an error wrapping ErrNotStored and ErrStoredElsewhere.
 func (r *Recorder) Record(ctx context.Context, n domain.Notification, meta Metadata) (Recorded, error) {
 	batches, err := r.encode(n, meta)
 	if err != nil {
 		return Recorded{}, err
 	}
 	out := Recorded{FirstEventID: batches[0].events[0].ID}
+	var collided []error
 	for _, b := range batches {
 		res, err := r.appendRetry(ctx, meta.Provider, b)
+		out.Streams = append(out.Streams, b.stream)
+		if se, ok := errors.AsType[*StoredElsewhereError](err); ok {
+			out.Collisions = append(out.Collisions, *se)
+			collided = append(collided, err)
+			continue
+		}
 		if err != nil {
 			return Recorded{}, fmt.Errorf("%w: %w", ErrNotStored, err)
 		}
-		out.Streams = append(out.Streams, b.stream)
 		if res.Duplicate {
 			out.Duplicates++
 		}
+	}
+	if len(collided) > 0 {
+		return out, fmt.Errorf("%w: %w", ErrNotStored, errors.Join(collided...))
 	}
 	return out, nil
 }

@@ -104,9 +104,26 @@ func (s *Store) appendOnce(ctx context.Context, c appendCall) outcome {
 	var r appendRow
 	err := s.pool.QueryRow(ctx, appendSQL, c.stream, sqlExpected(c.expected), a.ids, a.types, a.data, a.meta).Scan(r.dest()...)
 	if err != nil {
-		return c.decodeError(err)
+		if o := c.decodeError(err); o.kind != storedElsewhere {
+			return o
+		}
+		return s.locateElsewhere(ctx, c)
 	}
 	return c.decodeRow(r)
+}
+
+// locateElsewhere finds which event of c es_append found stored in another
+// stream (ES003 names neither the event nor, in a field, the stream). The
+// row is committed, so a new statement sees it; a failed look-up is the
+// append's failure.
+func (s *Store) locateElsewhere(ctx context.Context, c appendCall) outcome {
+	o := outcome{kind: storedElsewhere}
+	err := s.pool.QueryRow(ctx, `SELECT event_id, stream FROM es_events WHERE event_id = ANY ($1) AND stream <> $2
+		ORDER BY stream, revision LIMIT 1`, c.arrays().ids, c.stream).Scan(&o.eventID, &o.stream)
+	if err != nil {
+		return outcome{kind: failed, err: translate(c.op+": locate the event stored in another stream", err)}
+	}
+	return o
 }
 
 func newAppendCall(stream string, expected eventstore.ExpectedRevision, events []eventstore.EventData) (appendCall, error) {

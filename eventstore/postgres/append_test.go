@@ -236,7 +236,9 @@ func waitForLockWait(t *testing.T, q rowQuerier) {
 
 // TestAppendEventOfAnotherStream: an event ID stored in another stream is
 // an error (the same provider event about two payments), not a duplicate
-// that would silently drop the fact, and not a retryable conflict.
+// that would silently drop the fact, and not a retryable conflict; it names
+// the event and both streams, whether the single-event statement or
+// es_append (a batch) found it, and nothing of the batch is written.
 func TestAppendEventOfAnotherStream(t *testing.T) {
 	ctx := t.Context()
 	s := New(newPool(t, 4), Options{})
@@ -244,9 +246,30 @@ func TestAppendEventOfAnotherStream(t *testing.T) {
 	if _, err := s.Append(ctx, "payment-stripe-pi_3Nk-x_Ya", eventstore.Any(), []eventstore.EventData{ev}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Append(ctx, "payment-stripe-pi_3Nk-x_Yb", eventstore.Any(), []eventstore.EventData{ev})
-	if err == nil || errors.Is(err, domain.ErrConflict) || domain.KindOf(err) != domain.KindInternal {
-		t.Fatalf("append = %+v, %v; want an internal error", res, err)
+	tests := []struct {
+		name   string
+		events []eventstore.EventData
+	}{
+		{"single", []eventstore.EventData{ev}},
+		{"batch", []eventstore.EventData{testEvent(t, "pi_3Nk-x_Yb", "new"), ev}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stream := "payment-stripe-pi_3Nk-x_Yb" + tt.name
+			res, err := s.Append(ctx, stream, eventstore.Any(), tt.events)
+			if err == nil || errors.Is(err, domain.ErrConflict) || domain.KindOf(err) != domain.KindInternal ||
+				!errors.Is(err, eventstore.ErrStoredElsewhere) {
+				t.Fatalf("append = %+v, %v; want an internal error wrapping ErrStoredElsewhere", res, err)
+			}
+			se, ok := errors.AsType[*eventstore.StoredElsewhereError](err)
+			want := eventstore.StoredElsewhereError{EventID: ev.ID, Stream: stream, StoredIn: "payment-stripe-pi_3Nk-x_Ya"}
+			if !ok || *se != want {
+				t.Fatalf("error = %v, want %+v", err, want)
+			}
+			if evs, err := s.ReadStream(ctx, stream); err != nil || len(evs) != 0 {
+				t.Fatalf("stream = %v, %v; want empty", evs, err)
+			}
+		})
 	}
 }
 

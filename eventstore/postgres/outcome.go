@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/payledger/payledger/domain"
@@ -35,8 +36,9 @@ type outcome struct {
 	revision uint64              // appended: the last revision written; duplicate: the stored copy's
 	position eventstore.Position // appended
 	head     *int64              // conflict: the head found (-1: no stream), nil when unknown
-	stream   string              // storedElsewhere: where the event is
-	err      error               // failed (and storedElsewhere when es_append raised it)
+	stream   string              // storedElsewhere: where the event is ("" when es_append raised it)
+	eventID  uuid.UUID           // storedElsewhere: which event (uuid.Nil when es_append raised it)
+	err      error               // failed
 }
 
 // appendRow is the row every append statement answers with, in these
@@ -64,7 +66,8 @@ func (c appendCall) decodeRow(r appendRow) outcome {
 	case r.storedStream != nil && r.storedRevision != nil && *r.storedStream == c.stream:
 		return outcome{kind: duplicate, revision: uint64(*r.storedRevision)}
 	case r.storedStream != nil:
-		return outcome{kind: storedElsewhere, stream: *r.storedStream}
+		// Rows name a stored copy only for one-event calls (single, group).
+		return outcome{kind: storedElsewhere, stream: *r.storedStream, eventID: c.events[0].id}
 	case r.conflictHead != nil:
 		return outcome{kind: conflict, head: r.conflictHead}
 	case r.retry:
@@ -106,7 +109,8 @@ func (c appendCall) decodeError(err error) outcome {
 		}
 		return outcome{kind: conflict}
 	case codeOtherStream:
-		return outcome{kind: storedElsewhere, err: translate(c.op, err)}
+		// es_append does not say which event: appendOnce looks it up.
+		return outcome{kind: storedElsewhere}
 	case codeGroupNotInserted, codeGroupYoungerHead, codeDeadlock, codeSerialization:
 		return outcome{kind: retry}
 	}
@@ -123,7 +127,8 @@ func (c appendCall) answer(o outcome) (eventstore.AppendResult, error) {
 	case o.kind == duplicate:
 		return eventstore.AppendResult{Duplicate: true, Revision: o.revision}, nil
 	case o.kind == storedElsewhere:
-		return eventstore.AppendResult{}, fmt.Errorf("%s: event %s is stored in stream %s", c.op, c.events[0].id, o.stream)
+		return eventstore.AppendResult{}, fmt.Errorf("%s: %w", c.op,
+			&eventstore.StoredElsewhereError{EventID: o.eventID, Stream: c.stream, StoredIn: o.stream})
 	case o.kind == conflict && o.head == nil:
 		return eventstore.AppendResult{}, fmt.Errorf("%s: expected %s, a concurrent append moved the stream: %w", c.op, c.expected, domain.ErrConflict)
 	case o.kind == conflict:
