@@ -1,6 +1,8 @@
 package eventstore
 
 import (
+	"fmt"
+
 	"github.com/google/uuid"
 
 	"github.com/payledger/payledger/domain"
@@ -27,3 +29,13 @@ var eventNamespace = uuid.MustParse("5b1e0c1e-3a7d-4f43-9c1e-7061796c6564")
 func EventID(m domain.Meta) uuid.UUID {
 	return uuid.NewSHA1(eventNamespace, []byte(m.Provider+":"+m.Key()))
 }
+
+// DeadLetterRetryID is the event ID of the retry-th retry fact of dead
+// letter id: UUIDv5 over "deadletter:{id}:{retry}", so a retry that was
+// killed after its append and run again appends nothing twice.
+func DeadLetterRetryID(id int64, retry int) uuid.UUID {
+	return uuid.NewSHA1(eventNamespace, []byte(fmt.Sprintf("deadletter:%d:%d", id, retry)))
+}
+
+// DeadLetterStream is the stream of dead letter id's retry facts.
+func DeadLetterStream(id int64) string { return fmt.Sprintf("%s%d", domain.DeadLetterStreamHead, id) }

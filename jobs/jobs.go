@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/payledger/payledger/projections"
 )
 
 // hardStopTimeout bounds the wait for cancelled jobs to return once Stop's
@@ -48,7 +50,8 @@ func New(cfg Config) (*Jobs, error) {
 		return nil, err
 	}
 	rcfg := riverConfig(cfg, workers)
-	rcfg.PeriodicJobs = append(reconcilePeriodic(cfg, rc), reviewSweepPeriodic(cfg, sweeper)...)
+	rcfg.PeriodicJobs = append(append(reconcilePeriodic(cfg, rc), reviewSweepPeriodic(cfg, sweeper)...), deadLetterPeriodic())
+	rcfg.ErrorHandler = &deadLetterHandler{dl: projections.NewDeadLetters(cfg.Pool), now: cfg.Now, log: cfg.Logger}
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: river client: %w", err)
@@ -81,6 +84,9 @@ func newWorkers(cfg Config, rc *Reconciler) (*river.Workers, map[string]bool, er
 	}
 	if err := river.AddWorkerSafely(workers, fee); err != nil {
 		return nil, nil, fmt.Errorf("jobs: register fee worker: %w", err)
+	}
+	if err := river.AddWorkerSafely(workers, &deadLetterSyncWorker{pool: cfg.Pool}); err != nil {
+		return nil, nil, fmt.Errorf("jobs: register dead-letter sync worker: %w", err)
 	}
 	if err := addReconcileWorkers(workers, cfg, rc); err != nil {
 		return nil, nil, err
