@@ -131,14 +131,7 @@ func NewReconciler(cfg ReconcilerConfig) (*Reconciler, error) {
 	if cfg.After < 0 {
 		errs = append(errs, fmt.Errorf("negative After %s", cfg.After))
 	}
-	if cfg.ReviewAfter < 0 {
-		errs = append(errs, fmt.Errorf("negative ReviewAfter %s", cfg.ReviewAfter))
-	}
-	for _, p := range slices.Sorted(maps.Keys(cfg.ReviewAfterBy)) {
-		if d := cfg.ReviewAfterBy[p]; d <= 0 {
-			errs = append(errs, fmt.Errorf("ReviewAfter %s of provider %q is not positive", d, p))
-		}
-	}
+	errs = append(errs, reviewAfterErrors(cfg)...)
 	fetchers := map[string]StatusFetcher{}
 	names := slices.Clone(cfg.Providers)
 	for i, f := range cfg.Fetchers {
@@ -230,6 +223,20 @@ func (r *Reconciler) Check(ctx context.Context, c domain.Candidate, run string, 
 // check is Check that gives up waiting for a rate token at startBy (when
 // not zero): a pass's budget bounds when its checks start, and a wait for a
 // token is not a start. Such a check is Skipped skipBudget.
+// reviewAfterErrors checks the review deadlines of cfg.
+func reviewAfterErrors(cfg ReconcilerConfig) []error {
+	var errs []error
+	if cfg.ReviewAfter < 0 {
+		errs = append(errs, fmt.Errorf("negative ReviewAfter %s", cfg.ReviewAfter))
+	}
+	for _, p := range slices.Sorted(maps.Keys(cfg.ReviewAfterBy)) {
+		if d := cfg.ReviewAfterBy[p]; d <= 0 {
+			errs = append(errs, fmt.Errorf("ReviewAfter %s of provider %q is not positive", d, p))
+		}
+	}
+	return errs
+}
+
 func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, dryRun bool, startBy time.Time) CheckResult {
 	res := CheckResult{Provider: c.Provider, PaymentID: c.ProviderPaymentID, Trigger: cmp.Or(c.Trigger, domain.TriggerOnDemand)}
 	op := "jobs: reconcile " + c.Provider + "/" + c.ProviderPaymentID
@@ -283,17 +290,22 @@ func (r *Reconciler) check(ctx context.Context, c domain.Candidate, run string, 
 			res.Err = err
 			return res
 		}
-		if r.cfg.Observer != nil {
-			r.cfg.Observer.CheckDone(c.Provider, check.Outcome, check.Cause)
-		}
-		if res.Review != nil {
-			r.log.InfoContext(ctx, "reconciliation: "+c.Provider+"/"+c.ProviderPaymentID+" is still "+string(res.StatusAfter)+
-				" past its review deadline; review opened", "provider", c.Provider, "payment", c.ProviderPaymentID,
-				"review", res.Review.ReviewID, "deadline", res.Review.Deadline)
-		}
+		r.checkRecorded(ctx, c, res)
 	}
 	r.logCheck(ctx, check, dryRun)
 	return res
+}
+
+// checkRecorded tells the observer and the log about a check just stored.
+func (r *Reconciler) checkRecorded(ctx context.Context, c domain.Candidate, res CheckResult) {
+	if r.cfg.Observer != nil {
+		r.cfg.Observer.CheckDone(c.Provider, res.Outcome, res.Cause)
+	}
+	if res.Review != nil {
+		r.log.InfoContext(ctx, "reconciliation: "+c.Provider+"/"+c.ProviderPaymentID+" is still "+string(res.StatusAfter)+
+			" past its review deadline; review opened", "provider", c.Provider, "payment", c.ProviderPaymentID,
+			"review", res.Review.ReviewID, "deadline", res.Review.Deadline)
+	}
 }
 
 // ask calls the provider through the gate, giving up the wait for a token

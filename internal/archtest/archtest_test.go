@@ -52,7 +52,7 @@ var rules = []rule{
 	{pkg: "providers/rest", ours: []string{"domain", "providers", "internal/backoff"}},
 	{pkg: "providers/...", ours: providerDeps},
 	{pkg: "providers/providertest", ours: []string{"domain", "providers"}},
-	{pkg: "jobs", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{pgx, river, "github.com/sony/gobreaker/v2", "golang.org/x/time/rate"}},
+	{pkg: "jobs", ours: []string{"domain", "eventstore", "internal/backoff", "projections", "internal/pgerr"}, third: []string{pgx, river, "github.com/sony/gobreaker/v2", "golang.org/x/time/rate"}},
 	{pkg: "projections", ours: []string{"domain", "eventstore", "internal/pgerr", "internal/backoff"},
 		third: []string{pgx, uuid, prometheus, "github.com/hashicorp/golang-lru/v2"}},
 	{pkg: "api", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{uuid, "github.com/gorilla/mux", prometheus}},
