@@ -12,6 +12,7 @@ const (
 	outcomeAccepted  = "accepted"
 	outcomeDuplicate = "duplicate"
 	outcomeIgnored   = "ignored"
+	outcomeConflict  = "conflict" // its event ID is stored for another payment: kept as a dead letter
 	outcomeRejected  = "rejected" // 4xx: not verified, malformed, too large, unknown provider
 	outcomeError     = "error"    // 5xx: we could not store it; the provider retries
 )
@@ -55,7 +56,7 @@ func newMetrics(reg *prometheus.Registry, providers []string) (*metrics, error) 
 		}
 	}
 	for _, p := range providers {
-		for _, o := range []string{outcomeAccepted, outcomeDuplicate, outcomeIgnored, outcomeRejected, outcomeError} {
+		for _, o := range []string{outcomeAccepted, outcomeDuplicate, outcomeIgnored, outcomeConflict, outcomeRejected, outcomeError} {
 			m.deliveries.WithLabelValues(p, o)
 		}
 		m.retries.WithLabelValues(p)

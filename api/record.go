@@ -18,6 +18,9 @@ import (
 func (s *Server) record(ctx context.Context, n domain.Notification, meta eventstore.Metadata) (eventstore.Recorded, error) {
 	meta.Source = eventstore.SourceWebhook
 	res, err := s.recorder.Record(ctx, n, meta)
+	if errors.Is(err, eventstore.ErrStoredElsewhere) && len(res.Collisions) > 0 && s.deadLetters != nil {
+		return res, err // the webhook keeps it as a dead letter (parkCollisions)
+	}
 	if errors.Is(err, eventstore.ErrNotStored) {
 		return eventstore.Recorded{}, domain.Unavailable("api: record "+n.ProviderEventID, "could not store the delivery", err)
 	}

@@ -33,6 +33,10 @@ type Deps struct {
 	// Reviews serves GET /v1/reviews and POST /v1/reviews/{id}/resolve;
 	// nil: the routes answer 404.
 	Reviews ReviewReader
+	// DeadLetters keeps a delivery whose event ID is stored for another
+	// payment, which is then answered 200 "conflict"; nil: such a delivery
+	// is answered 503, as any failure to store.
+	DeadLetters DeadLetterRecorder
 	// Registry, when set, receives the server's metrics and is served on
 	// GET /metrics. Nothing is registered globally.
 	Registry *prometheus.Registry
@@ -40,23 +44,24 @@ type Deps struct {
 
 // Server is payledger's HTTP handler. Build it with NewServer.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	store     EventStore
-	payments  PaymentReader
-	ledger    LedgerReader
-	reconRead ReconciliationReader // nil: no reconciliation read routes
-	reconcile ReconcileEnqueuer    // nil: no on-demand reconcile route
-	reviews   ReviewReader         // nil: no review routes
-	known     []string             // provider names the ledger filters accept
-	providers map[string]Provider
-	checks    []Check
-	tokens    []tokenDigest
-	codec     *eventstore.Codec
-	recorder  *eventstore.Recorder
-	metrics   *metrics // nil without a registry
-	registry  *prometheus.Registry
-	handler   http.Handler
+	cfg         Config
+	log         *slog.Logger
+	store       EventStore
+	payments    PaymentReader
+	ledger      LedgerReader
+	reconRead   ReconciliationReader // nil: no reconciliation read routes
+	reconcile   ReconcileEnqueuer    // nil: no on-demand reconcile route
+	reviews     ReviewReader         // nil: no review routes
+	deadLetters DeadLetterRecorder   // nil: collisions are 503
+	known       []string             // provider names the ledger filters accept
+	providers   map[string]Provider
+	checks      []Check
+	tokens      []tokenDigest
+	codec       *eventstore.Codec
+	recorder    *eventstore.Recorder
+	metrics     *metrics // nil without a registry
+	registry    *prometheus.Registry
+	handler     http.Handler
 }
 
 // NewServer validates cfg and deps, applies defaults and builds the routes.
@@ -69,19 +74,20 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: new server: %w", err)
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		store:     deps.Store,
-		payments:  deps.Payments,
-		ledger:    deps.Ledger,
-		reconRead: deps.Reconciliation,
-		reconcile: deps.Reconcile,
-		reviews:   deps.Reviews,
-		providers: make(map[string]Provider, len(deps.Providers)),
-		checks:    deps.Checks,
-		tokens:    digestTokens(cfg.Tokens),
-		codec:     eventstore.NewCodec(),
-		registry:  deps.Registry,
+		cfg:         cfg,
+		log:         cfg.Logger,
+		store:       deps.Store,
+		payments:    deps.Payments,
+		ledger:      deps.Ledger,
+		reconRead:   deps.Reconciliation,
+		reconcile:   deps.Reconcile,
+		reviews:     deps.Reviews,
+		deadLetters: deps.DeadLetters,
+		providers:   make(map[string]Provider, len(deps.Providers)),
+		checks:      deps.Checks,
+		tokens:      digestTokens(cfg.Tokens),
+		codec:       eventstore.NewCodec(),
+		registry:    deps.Registry,
 	}
 	names := make([]string, 0, len(deps.Providers))
 	for _, p := range deps.Providers {

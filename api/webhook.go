@@ -24,6 +24,9 @@ type webhookResponse struct {
 	Stream          string   `json:"stream,omitempty"`
 	Streams         []string `json:"streams,omitempty"` // only when the delivery touched several payments
 	Reason          string   `json:"reason,omitempty"`  // why an ignored delivery is not tracked
+	// A conflict: the stream holding the event ID, and the dead letter.
+	ConflictingStream string `json:"conflicting_stream,omitempty"`
+	DeadLetterID      int64  `json:"dead_letter_id,omitempty"`
 }
 
 // handleWebhook serves POST /webhooks/{provider}.
@@ -85,6 +88,9 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 		SignatureHeader:   n.SignatureHeader,
 		RequestID:         requestIDFrom(r.Context()),
 	})
+	if errors.Is(err, eventstore.ErrStoredElsewhere) && len(res.Collisions) > 0 {
+		return s.parkCollisions(ctx, r, name, n, res, body, now)
+	}
 	if err != nil {
 		return webhookResponse{}, err
 	}

@@ -168,6 +168,7 @@ func (m *Main) openHandler(context.Context) error {
 		Reconciliation: queries,
 		Reconcile:      m.jobs,
 		Reviews:        queries,
+		DeadLetters:    projections.NewDeadLetters(m.pool),
 		Store:          m.store,
 		Payments:       queries,
 		Ledger:         queries,
