@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -43,28 +44,43 @@ type collisionPayload struct {
 // provider's retry is then the only copy.
 func (s *Server) parkCollisions(ctx context.Context, r *http.Request, name string, n domain.Notification,
 	res eventstore.Recorded, body []byte, now time.Time) (webhookResponse, error) {
-	var first webhookResponse
+	del := collisionPayload{Provider: name, ContentType: r.Header.Get("Content-Type"), SignatureHeader: n.SignatureHeader,
+		Query: r.URL.RawQuery, Body: body, ReceivedAt: now.UTC(), RequestID: requestIDFrom(r.Context())}
+	id, err := keepCollisions(ctx, s.deadLetters, s.log, del, n, res, now)
+	if err != nil {
+		return webhookResponse{}, err
+	}
+	c := res.Collisions[0]
+	return webhookResponse{Outcome: outcomeConflict, ProviderEventID: n.ProviderEventID, EventID: c.EventID.String(),
+		Stream: c.Stream, ConflictingStream: c.StoredIn, DeadLetterID: id}, nil
+}
+
+// keepCollisions records each collision of res as a dead letter holding
+// del, and returns the first one's ID. The key is the event and the stream,
+// so a redelivery, or a re-check that still collides, counts on the same
+// entry. An entry that cannot be kept is KindUnavailable.
+func keepCollisions(ctx context.Context, dl DeadLetterRecorder, log *slog.Logger, del collisionPayload, n domain.Notification,
+	res eventstore.Recorded, now time.Time) (int64, error) {
+	var first int64
 	for i, c := range res.Collisions {
-		payload, err := json.Marshal(collisionPayload{Provider: name, ContentType: r.Header.Get("Content-Type"),
-			SignatureHeader: n.SignatureHeader, Query: r.URL.RawQuery, Body: body, ReceivedAt: now.UTC(),
-			RequestID: requestIDFrom(r.Context()), EventID: c.EventID.String(), StoredIn: c.StoredIn})
+		del.EventID, del.StoredIn = c.EventID.String(), c.StoredIn
+		payload, err := json.Marshal(del)
 		if err != nil {
-			return webhookResponse{}, fmt.Errorf("api: collision payload: %w", err)
+			return 0, fmt.Errorf("api: collision payload: %w", err)
 		}
-		id, err := s.deadLetters.Record(ctx, domain.DeadLetterFailure{
+		id, err := dl.Record(ctx, domain.DeadLetterFailure{
 			Key: "collision:" + c.EventID.String() + ":" + c.Stream, Kind: domain.DeadLetterCollision,
-			Cause: domain.CauseEventIDTaken, Provider: name, ProviderPaymentID: paymentOfStream(n, c.Stream),
+			Cause: domain.CauseEventIDTaken, Provider: del.Provider, ProviderPaymentID: paymentOfStream(n, c.Stream),
 			Streams: []string{c.Stream, c.StoredIn}, At: now, Error: c.Error(), Payload: payload,
 		})
 		if err != nil {
-			return webhookResponse{}, domain.Unavailable("api: webhook "+name, "could not store the delivery", err)
+			return 0, domain.Unavailable("api: webhook "+del.Provider, "could not store the delivery", err)
 		}
-		s.log.WarnContext(ctx, "webhook: event ID stored for another payment; delivery kept as a dead letter",
-			"provider", name, "provider_event_id", n.ProviderEventID, "event_id", c.EventID, "stream", c.Stream,
+		log.WarnContext(ctx, "webhook: event ID stored for another payment; delivery kept as a dead letter",
+			"provider", del.Provider, "provider_event_id", n.ProviderEventID, "event_id", c.EventID, "stream", c.Stream,
 			"stored_in", c.StoredIn, "dead_letter", id)
 		if i == 0 {
-			first = webhookResponse{Outcome: outcomeConflict, ProviderEventID: n.ProviderEventID, EventID: c.EventID.String(),
-				Stream: c.Stream, ConflictingStream: c.StoredIn, DeadLetterID: id}
+			first = id
 		}
 	}
 	return first, nil

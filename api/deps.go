@@ -100,3 +100,22 @@ type ReviewReader interface {
 type ReconcileEnqueuer interface {
 	EnqueueReconcile(ctx context.Context, provider, providerPaymentID string) (jobID int64, err error)
 }
+
+// DeadLetterReader answers the dead-letter queue (projections.DeadLetters).
+type DeadLetterReader interface {
+	// ListDeadLetters returns one page, oldest first; a bad limit or cursor
+	// is KindInvalid.
+	ListDeadLetters(ctx context.Context, q domain.DeadLetterQuery) (domain.DeadLetterPage, error)
+	// DeadLetter returns one entry; an unknown one is KindNotFound.
+	DeadLetter(ctx context.Context, id int64) (domain.DeadLetter, error)
+}
+
+// DeadLetterRetrier retries dead letters (jobs.Retrier): each retry is a
+// fact naming who asked. Retry of an entry that is not open, or of a
+// collision that still collides, is KindConflict; of an unknown one
+// KindNotFound. RetryMatching retries the open entries f matches when it
+// starts and returns how many it retried.
+type DeadLetterRetrier interface {
+	Retry(ctx context.Context, id int64, by string) (domain.DeadLetter, error)
+	RetryMatching(ctx context.Context, f domain.DeadLetterFilter, by string) (int, error)
+}

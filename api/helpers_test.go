@@ -46,9 +46,11 @@ func newEnv(t *testing.T) *testEnv {
 			Providers: []Provider{newFakepay(fakeSecret)},
 			Registry:  prometheus.NewRegistry(),
 
-			Reconciliation: &fakeRecon{},
-			Reconcile:      &fakeEnqueuer{},
-			Reviews:        &fakeReviews{},
+			Reconciliation:  &fakeRecon{},
+			Reconcile:       &fakeEnqueuer{},
+			Reviews:         &fakeReviews{},
+			DeadLetterQueue: fakeDeadLetters{},
+			Retrier:         fakeDeadLetters{},
 		},
 		store: store,
 	}

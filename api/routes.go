@@ -60,6 +60,17 @@ func (s *Server) router() *mux.Router {
 			r.Handle("/v1/reviews/{id}/resolve",
 				s.authenticate(s.requireAdmin(http.HandlerFunc(s.resolveReview)))).Methods(http.MethodPost)
 		}
+		if s.dlRead != nil {
+			v1("/dead-letters", s.listDeadLetters)
+			v1("/dead-letters/{id}", s.getDeadLetter)
+			if s.retrier != nil {
+				admin := func(path string, h http.HandlerFunc) {
+					r.Handle("/v1"+path, s.authenticate(s.requireAdmin(h))).Methods(http.MethodPost)
+				}
+				admin("/dead-letters/retry", s.retryDeadLetters)
+				admin("/dead-letters/{id}/retry", s.retryDeadLetter)
+			}
+		}
 		if s.reconcile != nil {
 			r.Handle("/v1/payments/{provider}/{provider_payment_id}/reconcile",
 				s.authenticate(s.requireAdmin(http.HandlerFunc(s.postReconcile)))).Methods(http.MethodPost)

@@ -37,6 +37,11 @@ type Deps struct {
 	// payment, which is then answered 200 "conflict"; nil: such a delivery
 	// is answered 503, as any failure to store.
 	DeadLetters DeadLetterRecorder
+	// DeadLetterQueue serves GET /v1/dead-letters and /v1/dead-letters/{id},
+	// and Retrier their retry routes (admin); either nil: its routes answer
+	// 404.
+	DeadLetterQueue DeadLetterReader
+	Retrier         DeadLetterRetrier
 	// Registry, when set, receives the server's metrics and is served on
 	// GET /metrics. Nothing is registered globally.
 	Registry *prometheus.Registry
@@ -53,6 +58,8 @@ type Server struct {
 	reconcile   ReconcileEnqueuer    // nil: no on-demand reconcile route
 	reviews     ReviewReader         // nil: no review routes
 	deadLetters DeadLetterRecorder   // nil: collisions are 503
+	dlRead      DeadLetterReader     // nil: no dead-letter routes
+	retrier     DeadLetterRetrier    // nil: no retry routes
 	known       []string             // provider names the ledger filters accept
 	providers   map[string]Provider
 	checks      []Check
@@ -83,6 +90,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		reconcile:   deps.Reconcile,
 		reviews:     deps.Reviews,
 		deadLetters: deps.DeadLetters,
+		dlRead:      deps.DeadLetterQueue,
+		retrier:     deps.Retrier,
 		providers:   make(map[string]Provider, len(deps.Providers)),
 		checks:      deps.Checks,
 		tokens:      digestTokens(cfg.Tokens),

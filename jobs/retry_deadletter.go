@@ -105,7 +105,11 @@ func (r *Retrier) RetryMatching(ctx context.Context, f domain.DeadLetterFilter, 
 		}
 		err = r.retry(ctx, e, by, &bulk)
 		switch {
-		case errors.Is(err, projections.ErrNotOpen), errors.Is(err, errStillConflict):
+		case domain.KindOf(err) == domain.KindConflict, domain.KindOf(err) == domain.KindInvalid:
+			// Not open any more, still colliding, its job still finishing,
+			// or its payload unusable: not retried now, and not a reason
+			// to stop the others.
+			r.cfg.Logger.WarnContext(ctx, "dead letter not retried", "dead_letter", id, "err", err)
 			continue
 		case err != nil:
 			return n, err
@@ -143,6 +147,9 @@ func (r *Retrier) retry(ctx context.Context, e domain.DeadLetter, by string, bul
 			return fmt.Errorf("%s: redeliver: %w", op, err)
 		}
 		if outcome == OutcomeConflict {
+			if err := r.dl.CountFailedRetry(ctx, e.ID, e.Retries, by, at); err != nil && !errors.Is(err, projections.ErrNotOpen) {
+				return fmt.Errorf("%s: %w", op, err)
+			}
 			return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: "the delivery still collides", Err: errStillConflict}
 		}
 	}

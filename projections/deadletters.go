@@ -194,6 +194,22 @@ func (d *DeadLetters) MarkRetriedTx(ctx context.Context, tx pgx.Tx, id int64, re
 	return nil
 }
 
+// CountFailedRetry counts a retry that did not help (a collision that
+// still collides) on entry id, which stays open: the next retry is then a
+// new retry, with its own fact. Like MarkRetriedTx it is ErrNotOpen unless
+// the entry is open with retries stored so far.
+func (d *DeadLetters) CountFailedRetry(ctx context.Context, id int64, retries int, by string, at time.Time) error {
+	tag, err := d.pool.Exec(ctx, `UPDATE dead_letters SET retries = retries + 1, retried_at = $4, retried_by = $3
+        WHERE id = $1 AND state = 'open' AND retries = $2`, id, retries, by, at.UTC())
+	if err != nil {
+		return fmt.Errorf("projections: count failed retry of dead letter %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("dead letter %d: %w", id, ErrNotOpen)
+	}
+	return nil
+}
+
 // Begin starts a transaction on the queue's pool (for MarkRetriedTx).
 func (d *DeadLetters) Begin(ctx context.Context) (pgx.Tx, error) { return d.pool.Begin(ctx) }
 

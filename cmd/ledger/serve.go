@@ -160,21 +160,27 @@ func (m *Main) openHandler(context.Context) error {
 	if roles.API && len(m.cfg.Tokens) == 0 {
 		m.logger.Warn("read API locked: LEDGER_API_TOKENS is empty, every /v1 request will get 401")
 	}
-	var err error
 	queries := projections.NewQueries(m.pool)
+	deadLetters := projections.NewDeadLetters(m.pool)
+	retrier, err := newRetrier(m.pool, m.store, deadLetters, m.providers.webhooks, m.logger)
+	if err != nil {
+		return err
+	}
 	m.handler, err = api.NewServer(api.Config{Tokens: m.cfg.Tokens, Logger: m.logger,
 		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API, LedgerProviders: providerNames(),
 		ReconcileAfter: m.cfg.Reconcile.After}, api.Deps{
-		Reconciliation: queries,
-		Reconcile:      m.jobs,
-		Reviews:        queries,
-		DeadLetters:    projections.NewDeadLetters(m.pool),
-		Store:          m.store,
-		Payments:       queries,
-		Ledger:         queries,
-		Providers:      m.providers.webhooks,
-		Checks:         []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
-		Registry:       m.registry,
+		Reconciliation:  queries,
+		Reconcile:       m.jobs,
+		Reviews:         queries,
+		DeadLetters:     deadLetters,
+		DeadLetterQueue: deadLetters,
+		Retrier:         retrier,
+		Store:           m.store,
+		Payments:        queries,
+		Ledger:          queries,
+		Providers:       m.providers.webhooks,
+		Checks:          []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
+		Registry:        m.registry,
 	})
 	return err
 }
@@ -229,4 +235,17 @@ func (m *Main) shutdown(ctx context.Context, srv *http.Server, bg *background) e
 	}
 	m.logger.Info("stopped")
 	return nil
+}
+
+// newRetrier is the dead-letter retrier of serve and `ledger dead-letters`:
+// collisions are re-checked through the configured providers' parsers.
+func newRetrier(pool *pgxpool.Pool, store jobs.Appender, dl *projections.DeadLetters, providers []api.Provider,
+	logger *slog.Logger) (*jobs.Retrier, error) {
+	redelivery, err := api.NewRedelivery(api.RedeliveryConfig{Providers: providers, Store: store, DeadLetters: dl,
+		Logger: logger.With("component", "redelivery")})
+	if err != nil {
+		return nil, err
+	}
+	return jobs.NewRetrier(jobs.RetrierConfig{Pool: pool, Store: store, Redeliverer: redelivery,
+		Logger: logger.With("component", "retrier")})
 }
