@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/projections"
 )
 
@@ -43,9 +44,13 @@ func jobFailure(id int64, kind string, args []byte, attempt int, lastErr string,
 	var p jobArgsProvider
 	_ = json.Unmarshal(args, &p) // a job without a payment has none
 	payload, _ := json.Marshal(jobPayload{JobID: id, Kind: kind, Args: json.RawMessage(args)})
-	return domain.DeadLetterFailure{Key: "job:" + strconv.FormatInt(id, 10), Kind: domain.DeadLetterJob, Cause: kind,
+	f := domain.DeadLetterFailure{Key: "job:" + strconv.FormatInt(id, 10), Kind: domain.DeadLetterJob, Cause: kind,
 		Provider: p.Provider, ProviderPaymentID: p.PaymentID, Attempts: max(attempt, 1), At: at, Error: lastErr,
 		Payload: payload}
+	if p.Provider != "" && p.PaymentID != "" {
+		f.Streams = []string{eventstore.PaymentStream(p.Provider, p.PaymentID)}
+	}
+	return f
 }
 
 // deadLetterHandler is River's ErrorHandler: a job failing its last attempt

@@ -70,6 +70,7 @@ func TestDeadLetterJobRetry(t *testing.T) {
 
 	d := openJobDeadLetters(t, e, 1)[0]
 	if d.Cause != EnrichKind || d.Provider != "stripe" || d.ProviderPaymentID != pi || d.Attempts != 2 ||
+		len(d.Streams) != 1 || d.Streams[0] != eventstore.PaymentStream("stripe", pi) ||
 		d.LastError == "" || d.State != domain.DeadLetterOpen {
 		t.Fatalf("dead letter %+v", d)
 	}
