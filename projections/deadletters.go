@@ -109,52 +109,38 @@ func (d *DeadLetters) DeadLetter(ctx context.Context, id int64) (domain.DeadLett
 	return dl, nil
 }
 
-// filterSQL is the WHERE clause of f, with its arguments from $1.
-func deadLetterWhere(f domain.DeadLetterFilter) (string, []any) {
-	return `($1 = '' OR kind = $1) AND ($2 = '' OR cause = $2) AND ($3 = '' OR provider = $3) AND ($4 = '' OR state = $4)`,
-		[]any{string(f.Kind), f.Cause, f.Provider, string(f.State)}
+// deadLetterFilter adds f's conditions to w.
+func deadLetterFilter(w *filter, f domain.DeadLetterFilter) {
+	w.equal("kind", string(f.Kind))
+	w.equal("cause", f.Cause)
+	w.equal("provider", f.Provider)
+	w.equal("state", string(f.State)) // dead_letters_open_idx for open
 }
 
-// ListDeadLetters returns one page of the queue, oldest first.
+// ListDeadLetters returns one page of the queue, oldest first. A bad limit
+// or cursor is KindInvalid.
 func (d *DeadLetters) ListDeadLetters(ctx context.Context, q domain.DeadLetterQuery) (domain.DeadLetterPage, error) {
 	const op = "projections: list dead letters"
-	limit := q.Limit
-	if limit == 0 {
-		limit = domain.DefaultPageSize
+	limit, err := pageLimit(q.Limit)
+	if err != nil {
+		return domain.DeadLetterPage{}, err
 	}
-	if limit < 1 || limit > domain.MaxPageSize {
-		return domain.DeadLetterPage{}, domain.Invalid(op, fmt.Sprintf("limit must be 1..%d", domain.MaxPageSize), nil)
-	}
-	var after int64
+	var w filter
 	if q.Cursor != "" {
-		var err error
-		if after, err = decodeCursor(q.Cursor); err != nil {
+		after, err := decodeCursor(q.Cursor)
+		if err != nil {
 			return domain.DeadLetterPage{}, err
 		}
+		w.where("id > " + w.arg(after))
 	}
-	where, args := deadLetterWhere(q.DeadLetterFilter)
-	args = append(args, after, limit+1)
-	rows, err := d.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters WHERE `+where+
-		` AND id > $5 ORDER BY id LIMIT $6`, args...)
+	deadLetterFilter(&w, q.DeadLetterFilter)
+	rows, _ := d.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters`+w.sql()+` ORDER BY id LIMIT `+w.arg(limit+1), w.args...)
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.DeadLetter, error) { return scanDeadLetter(row) })
 	if err != nil {
 		return domain.DeadLetterPage{}, fmt.Errorf("%s: %w", op, err)
 	}
-	defer rows.Close()
 	var page domain.DeadLetterPage
-	for rows.Next() {
-		dl, err := scanDeadLetter(rows)
-		if err != nil {
-			return domain.DeadLetterPage{}, fmt.Errorf("%s: %w", op, err)
-		}
-		page.DeadLetters = append(page.DeadLetters, dl)
-	}
-	if err := rows.Err(); err != nil {
-		return domain.DeadLetterPage{}, fmt.Errorf("%s: %w", op, err)
-	}
-	if len(page.DeadLetters) > limit {
-		page.DeadLetters = page.DeadLetters[:limit]
-		page.NextCursor = encodeCursor(page.DeadLetters[limit-1].ID)
-	}
+	page.DeadLetters, page.NextCursor = trimPage(list, limit, func(e domain.DeadLetter) string { return encodeCursor(e.ID) })
 	return page, nil
 }
 
@@ -162,11 +148,9 @@ func (d *DeadLetters) ListDeadLetters(ctx context.Context, q domain.DeadLetterQu
 // first: what a bulk retry will retry, fixed before it starts.
 func (d *DeadLetters) OpenDeadLetterIDs(ctx context.Context, f domain.DeadLetterFilter) ([]int64, error) {
 	f.State = domain.DeadLetterOpen
-	where, args := deadLetterWhere(f)
-	rows, err := d.pool.Query(ctx, `SELECT id FROM dead_letters WHERE `+where+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("projections: open dead letters: %w", err)
-	}
+	var w filter
+	deadLetterFilter(&w, f)
+	rows, _ := d.pool.Query(ctx, `SELECT id FROM dead_letters`+w.sql()+` ORDER BY id`, w.args...)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return nil, fmt.Errorf("projections: open dead letters: %w", err)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,39 +95,31 @@ func (q *Queries) ListPayments(ctx context.Context, f domain.PaymentFilter) (dom
 	if err != nil {
 		return domain.PaymentPage{}, err
 	}
-	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var w filter
 	if f.Cursor != "" {
 		after, err := decodeCursor(f.Cursor)
 		if err != nil {
 			return domain.PaymentPage{}, err
 		}
-		where = append(where, "id < "+arg(after))
+		w.where("id < " + w.arg(after))
 	}
-	if f.Provider != "" {
-		where = append(where, "provider = "+arg(f.Provider))
-	}
+	w.equal("provider", f.Provider)
 	if f.Status != "" {
 		if !slices.Contains(domain.Statuses(), f.Status) {
 			return domain.PaymentPage{}, domain.Invalid(op, fmt.Sprintf("unknown status %q", f.Status), nil)
 		}
-		where = append(where, "status = "+arg(string(f.Status)))
+		w.equal("status", string(f.Status))
 	}
 	if f.RequiresReview != nil {
 		if *f.RequiresReview {
-			where = append(where, "requires_review") // payments_requires_review_idx
+			w.where("requires_review") // payments_requires_review_idx
 		} else {
-			where = append(where, "NOT requires_review")
+			w.where("NOT requires_review")
 		}
 	}
-	sql := "SELECT " + paymentColumnList + " FROM payments"
-	if len(where) > 0 {
-		sql += " WHERE " + strings.Join(where, " AND ")
-	}
 	// One row more than the page tells whether there is a next page.
-	sql += " ORDER BY id DESC LIMIT " + arg(limit+1)
-	rows, _ := q.pool.Query(ctx, sql, args...)
+	sql := "SELECT " + paymentColumnList + " FROM payments" + w.sql() + " ORDER BY id DESC LIMIT " + w.arg(limit+1)
+	rows, _ := q.pool.Query(ctx, sql, w.args...)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[paymentRow])
 	if err != nil {
 		return domain.PaymentPage{}, pgerr.Wrap(op, err)
@@ -140,10 +130,7 @@ func (q *Queries) ListPayments(ctx context.Context, f domain.PaymentFilter) (dom
 // page turns up to limit+1 rows into a page and its cursor.
 func page(list []paymentRow, limit int) domain.PaymentPage {
 	var p domain.PaymentPage
-	if len(list) > limit {
-		list = list[:limit]
-		p.NextCursor = encodeCursor(list[len(list)-1].ID)
-	}
+	list, p.NextCursor = trimPage(list, limit, func(r paymentRow) string { return encodeCursor(r.ID) })
 	p.Payments = make([]domain.PaymentState, len(list))
 	for i, r := range list {
 		p.Payments[i] = r.state()

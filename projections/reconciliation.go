@@ -204,57 +204,45 @@ func (q *Queries) Checks(ctx context.Context, cq domain.CheckQuery) (domain.Chec
 	if err != nil {
 		return domain.CheckPage{}, err
 	}
-	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var w filter
 	if cq.Cursor != "" {
 		after, err := decodeCheckCursor(cq.Cursor)
 		if err != nil {
 			return domain.CheckPage{}, err
 		}
-		where = append(where, "id < "+arg(after))
+		w.where("id < " + w.arg(after))
 	}
-	if cq.Provider != "" {
-		where = append(where, "provider = "+arg(cq.Provider))
+	w.equal("provider", cq.Provider)
+	if cq.Outcome != "" && !cq.Outcome.Valid() {
+		return domain.CheckPage{}, domain.Invalid(op, fmt.Sprintf("unknown outcome %q", cq.Outcome), nil)
 	}
-	if cq.Outcome != "" {
-		if !cq.Outcome.Valid() {
-			return domain.CheckPage{}, domain.Invalid(op, fmt.Sprintf("unknown outcome %q", cq.Outcome), nil)
-		}
-		where = append(where, "outcome = "+arg(string(cq.Outcome)))
+	w.equal("outcome", string(cq.Outcome))
+	if cq.Cause != "" && !cq.Cause.Valid() {
+		return domain.CheckPage{}, domain.Invalid(op, fmt.Sprintf("unknown cause %q", cq.Cause), nil)
 	}
-	if cq.Cause != "" {
-		if !cq.Cause.Valid() {
-			return domain.CheckPage{}, domain.Invalid(op, fmt.Sprintf("unknown cause %q", cq.Cause), nil)
-		}
-		where = append(where, "cause = "+arg(string(cq.Cause)))
-	}
+	w.equal("cause", string(cq.Cause))
 	if !cq.Since.IsZero() {
-		where = append(where, "checked_at >= "+arg(cq.Since))
-	}
-	sql := "SELECT " + checkColumnList + " FROM reconciliation_checks"
-	if len(where) > 0 {
-		sql += " WHERE " + strings.Join(where, " AND ")
+		w.where("checked_at >= " + w.arg(cq.Since))
 	}
 	// One row more than the page tells whether there is a next page.
-	sql += " ORDER BY id DESC LIMIT " + arg(limit+1)
-	rows, _ := q.pool.Query(ctx, sql, args...)
-	var ids []int64
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.ReconciliationCheck, error) {
+	sql := "SELECT " + checkColumnList + " FROM reconciliation_checks" + w.sql() + " ORDER BY id DESC LIMIT " + w.arg(limit+1)
+	rows, _ := q.pool.Query(ctx, sql, w.args...)
+	type idCheck struct {
+		id    int64
+		check domain.ReconciliationCheck
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (idCheck, error) {
 		id, c, err := scanCheck(r)
-		ids = append(ids, id)
-		return c, err
+		return idCheck{id, c}, err
 	})
 	if err != nil {
 		return domain.CheckPage{}, pgerr.Wrap(op, err)
 	}
-	p := domain.CheckPage{Checks: list}
-	if len(list) > limit {
-		p.Checks = list[:limit]
-		p.NextCursor = encodeCheckCursor(ids[limit-1])
-	}
-	if p.Checks == nil {
-		p.Checks = []domain.ReconciliationCheck{}
+	var p domain.CheckPage
+	list, p.NextCursor = trimPage(list, limit, func(c idCheck) string { return encodeCheckCursor(c.id) })
+	p.Checks = make([]domain.ReconciliationCheck, len(list))
+	for i, c := range list {
+		p.Checks[i] = c.check
 	}
 	return p, nil
 }

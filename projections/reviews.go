@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"maps"
@@ -163,15 +161,13 @@ func (q *Queries) ListReviews(ctx context.Context, f domain.ReviewQuery) (domain
 	if err != nil {
 		return domain.ReviewPage{}, err
 	}
-	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var w filter
 	switch f.State {
 	case "":
 	case "open":
-		where = append(where, "r.resolved_at IS NULL") // reviews_open_idx
+		w.where("r.resolved_at IS NULL") // reviews_open_idx
 	case "resolved":
-		where = append(where, "r.resolved_at IS NOT NULL")
+		w.where("r.resolved_at IS NOT NULL")
 	default:
 		return domain.ReviewPage{}, domain.Invalid(op, fmt.Sprintf("state %q is not open or resolved", f.State), nil)
 	}
@@ -180,20 +176,12 @@ func (q *Queries) ListReviews(ctx context.Context, f domain.ReviewQuery) (domain
 		if err != nil {
 			return domain.ReviewPage{}, err
 		}
-		where = append(where, "r.seq > "+arg(after))
+		w.where("r.seq > " + w.arg(after))
 	}
-	if f.Provider != "" {
-		where = append(where, "r.provider = "+arg(f.Provider))
-	}
-	if f.Reason != "" {
-		where = append(where, "r.reason = "+arg(f.Reason))
-	}
-	sql := "SELECT " + reviewColumnList + reviewFrom
-	if len(where) > 0 {
-		sql += " WHERE " + strings.Join(where, " AND ")
-	}
-	sql += " ORDER BY r.seq LIMIT " + arg(limit+1)
-	rows, _ := q.pool.Query(ctx, sql, args...)
+	w.equal("r.provider", f.Provider)
+	w.equal("r.reason", f.Reason)
+	sql := "SELECT " + reviewColumnList + reviewFrom + w.sql() + " ORDER BY r.seq LIMIT " + w.arg(limit+1)
+	rows, _ := q.pool.Query(ctx, sql, w.args...)
 	type seqRow struct {
 		seq int64
 		row domain.ReviewRow
@@ -206,10 +194,7 @@ func (q *Queries) ListReviews(ctx context.Context, f domain.ReviewQuery) (domain
 		return domain.ReviewPage{}, pgerr.Wrap(op, err)
 	}
 	var p domain.ReviewPage
-	if len(list) > limit {
-		list = list[:limit]
-		p.NextCursor = encodeCursor(list[len(list)-1].seq)
-	}
+	list, p.NextCursor = trimPage(list, limit, func(r seqRow) string { return encodeCursor(r.seq) })
 	p.Reviews = make([]domain.ReviewRow, len(list))
 	for i, r := range list {
 		p.Reviews[i] = r.row
