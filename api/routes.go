@@ -55,29 +55,34 @@ func (s *Server) router() *mux.Router {
 			v1("/reconciliation/log", s.reconciliationLog)
 			v1("/reconciliation/summary", s.reconciliationSummary)
 		}
-		if s.reviews != nil {
-			v1("/reviews", s.listReviews)
-			r.Handle("/v1/reviews/{id}/resolve",
-				s.authenticate(s.requireAdmin(http.HandlerFunc(s.resolveReview)))).Methods(http.MethodPost)
-		}
-		if s.dlRead != nil {
-			v1("/dead-letters", s.listDeadLetters)
-			v1("/dead-letters/{id}", s.getDeadLetter)
-			if s.retrier != nil {
-				admin := func(path string, h http.HandlerFunc) {
-					r.Handle("/v1"+path, s.authenticate(s.requireAdmin(h))).Methods(http.MethodPost)
-				}
-				admin("/dead-letters/retry", s.retryDeadLetters)
-				admin("/dead-letters/{id}/retry", s.retryDeadLetter)
-			}
-		}
-		if s.reconcile != nil {
-			r.Handle("/v1/payments/{provider}/{provider_payment_id}/reconcile",
-				s.authenticate(s.requireAdmin(http.HandlerFunc(s.postReconcile)))).Methods(http.MethodPost)
-		}
+		s.attentionRoutes(r, v1)
 	}
 
 	return r
+}
+
+// attentionRoutes registers the routes of what needs a person: reviews,
+// dead letters and on-demand reconciliation, each only when this process
+// has its collaborator. The POST routes need the admin role.
+func (s *Server) attentionRoutes(r *mux.Router, v1 func(path string, h http.HandlerFunc)) {
+	admin := func(path string, h http.HandlerFunc) {
+		r.Handle("/v1"+path, s.authenticate(s.requireAdmin(h))).Methods(http.MethodPost)
+	}
+	if s.reviews != nil {
+		v1("/reviews", s.listReviews)
+		admin("/reviews/{id}/resolve", s.resolveReview)
+	}
+	if s.dlRead != nil {
+		v1("/dead-letters", s.listDeadLetters)
+		v1("/dead-letters/{id}", s.getDeadLetter)
+		if s.retrier != nil {
+			admin("/dead-letters/retry", s.retryDeadLetters)
+			admin("/dead-letters/{id}/retry", s.retryDeadLetter)
+		}
+	}
+	if s.reconcile != nil {
+		admin("/payments/{provider}/{provider_payment_id}/reconcile", s.postReconcile)
+	}
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
