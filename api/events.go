@@ -47,38 +47,35 @@ type eventList struct {
 // listEvents serves GET /v1/payments/{provider}/{provider_payment_id}/events
 // from the event store, the source of truth, not from the read models: an
 // auditor must see what was recorded even if a projection is behind or wrong.
+// With as_of, only the facts that view folds are listed.
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	v := mux.Vars(r)
-	stream := eventstore.PaymentStream(v["provider"], v["provider_payment_id"])
-	recs, err := s.store.ReadStream(r.Context(), stream)
-	if err != nil {
-		s.writeError(w, r, fmt.Errorf("api: read %s: %w", stream, err))
-		return
-	}
-	if len(recs) == 0 {
-		s.writeError(w, r, fmt.Errorf("api: read %s: %w", stream, domain.ErrUnknownPayment))
-		return
-	}
-	views, err := s.viewEvents(recs)
+	at, err := parseAsOf("api: list events", r.URL.Query())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, eventList{Stream: stream, Events: views})
+	recs, evs, err := s.facts(r.Context(), v["provider"], v["provider_payment_id"], at)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	views, err := viewEvents(recs, evs)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, eventList{Stream: eventstore.PaymentStream(v["provider"], v["provider_payment_id"]), Events: views})
 }
 
-// viewEvents decodes the stream and folds it in stream order with the
-// domain's own Evolve, so each state_after is what the ledger concluded
-// once that event was known. An event this build cannot decode (written by a
-// newer payledger) fails the request: skipping it would show a wrong state.
-func (s *Server) viewEvents(recs []eventstore.RecordedEvent) ([]eventView, error) {
+// viewEvents folds the decoded events in stream order with the domain's
+// own Evolve, so each state_after is what the ledger concluded once that
+// event was known.
+func viewEvents(recs []eventstore.RecordedEvent, evs []domain.Event) ([]eventView, error) {
 	views := make([]eventView, 0, len(recs))
 	var p domain.Payment
-	for _, rec := range recs {
-		e, err := s.codec.Decode(rec)
-		if err != nil {
-			return nil, fmt.Errorf("api: read %s at %d: %w", rec.Stream, rec.Revision, err)
-		}
+	for i, rec := range recs {
+		e := evs[i]
 		md, err := eventstore.DecodeMetadata(rec.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("api: read %s at %d: %w", rec.Stream, rec.Revision, err)

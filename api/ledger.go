@@ -75,12 +75,32 @@ func (s *Server) ledgerEntries(w http.ResponseWriter, r *http.Request) {
 // handful of entries), so next_cursor is always "".
 func (s *Server) paymentLedger(w http.ResponseWriter, r *http.Request) {
 	v := mux.Vars(r)
+	at, err := parseAsOf("api: payment ledger", r.URL.Query())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !at.now() {
+		// A payment not yet born at the moment is 404, as on its own route.
+		if _, _, err := s.facts(r.Context(), v["provider"], v["provider_payment_id"], at); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	entries, err := s.ledger.PaymentLedger(r.Context(), v["provider"], v["provider_payment_id"])
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, viewEntries(entries, ""))
+	// Entries are never edited: those on the axis up to the moment are the
+	// payment's books as of it (see domain.Journal).
+	held := entries[:0:0]
+	for _, e := range entries {
+		if at.holds(e) {
+			held = append(held, e)
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, viewEntries(held, ""))
 }
 
 // balanceList is the body of the balances route.

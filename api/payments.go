@@ -15,6 +15,21 @@ import (
 // getPayment serves GET /v1/payments/{provider}/{provider_payment_id}.
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
 	v := mux.Vars(r)
+	at, err := parseAsOf("api: get payment", r.URL.Query())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !at.now() {
+		// The past is folded from the store: the read model holds only now.
+		_, evs, err := s.facts(r.Context(), v["provider"], v["provider_payment_id"], at)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeJSON(w, r, http.StatusOK, viewPayment(domain.Fold(evs...).State()))
+		return
+	}
 	p, err := s.payments.Payment(r.Context(), v["provider"], v["provider_payment_id"])
 	if err != nil {
 		s.writeError(w, r, err)

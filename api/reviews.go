@@ -184,18 +184,9 @@ func decodeResolve(w http.ResponseWriter, r *http.Request) (resolveRequest, erro
 
 // foldStream reads and folds one payment's stream from the event store.
 func (s *Server) foldStream(r *http.Request, provider, paymentID string) (domain.Payment, error) {
-	stream := eventstore.PaymentStream(provider, paymentID)
-	recs, err := s.store.ReadStream(r.Context(), stream)
+	_, evs, err := s.facts(r.Context(), provider, paymentID, asOf{})
 	if err != nil {
-		return domain.Payment{}, fmt.Errorf("api: read %s: %w", stream, err)
-	}
-	evs := make([]domain.Event, 0, len(recs))
-	for _, rec := range recs {
-		e, err := s.codec.Decode(rec)
-		if err != nil {
-			return domain.Payment{}, fmt.Errorf("api: read %s at %d: %w", rec.Stream, rec.Revision, err)
-		}
-		evs = append(evs, e)
+		return domain.Payment{}, err
 	}
 	return domain.Fold(evs...), nil
 }
