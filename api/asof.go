@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
@@ -13,14 +12,11 @@ import (
 // asOfParams are what the payment routes accept: the moment and the axis.
 var asOfParams = []string{"as_of", "basis"}
 
-// asOf is a payment route's view in time. The zero value is now, as the
-// read models hold it.
-type asOf struct {
-	At    time.Time
-	Basis domain.Basis
-}
+// asOf is a payment route's view in time (domain.AsOf); the zero value is
+// now, as the read models hold it.
+type asOf struct{ view *domain.AsOf }
 
-func (a asOf) now() bool { return a.At.IsZero() }
+func (a asOf) now() bool { return a.view == nil }
 
 // parseAsOf reads as_of (RFC 3339, fractional seconds allowed) and basis
 // (effective, the default, or recorded). A basis without as_of is refused
@@ -41,33 +37,17 @@ func parseAsOf(op string, q url.Values) (asOf, error) {
 		return asOf{}, err
 	}
 	b, err := parseBasis(op, q.Get("basis"))
-	return asOf{At: at, Basis: b}, err
+	return asOf{view: &domain.AsOf{At: at, Basis: b}}, err
 }
 
-// folds reports whether the view folds a fact: effective takes the facts
-// whose provider time is at or before the moment (the truth about it as
-// known now), recorded those the store held by then (what we believed).
+// folds reports whether the view folds a stored event.
 func (a asOf) folds(rec eventstore.RecordedEvent, e domain.Event) bool {
-	switch {
-	case a.now():
-		return true
-	case a.Basis == domain.BasisRecorded:
-		return !rec.RecordedAt.After(a.At)
-	default:
-		return !e.EventMeta().OccurredAt.After(a.At)
-	}
+	return a.now() || a.view.Folds(domain.Arrival{Event: e, RecordedAt: rec.RecordedAt})
 }
 
-// holds reports whether the view holds a journal entry, on the same axis.
+// holds reports whether the view holds a journal entry.
 func (a asOf) holds(e domain.LedgerEntry) bool {
-	switch {
-	case a.now():
-		return true
-	case a.Basis == domain.BasisRecorded:
-		return !e.RecordedAt.After(a.At)
-	default:
-		return !e.EffectiveAt.After(a.At)
-	}
+	return a.now() || a.view.Holds(e.EffectiveAt, e.RecordedAt)
 }
 
 // facts reads a payment's stream from the event store and decodes the
