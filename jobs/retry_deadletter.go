@@ -150,7 +150,11 @@ func (r *Retrier) retry(ctx context.Context, e domain.DeadLetter, by string, bul
 			if err := r.dl.CountFailedRetry(ctx, e.ID, e.Retries, by, at); err != nil && !errors.Is(err, projections.ErrNotOpen) {
 				return fmt.Errorf("%s: %w", op, err)
 			}
-			return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: "the delivery still collides", Err: errStillConflict}
+			msg := "the delivery still collides; the entry stays open"
+			if len(e.Streams) > 1 {
+				msg = fmt.Sprintf("the delivery still collides: its event ID is stored in %s; the entry stays open", e.Streams[1])
+			}
+			return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: msg, Err: errStillConflict}
 		}
 	}
 	err := pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
