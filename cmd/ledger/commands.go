@@ -58,8 +58,9 @@ func commands() []command {
 			summary: "the dead-letter queue: list [filters] (every match, oldest first), show ID (every field and\n" +
 				"the payload), retry ID, or retry --kind K [--cause C] [--provider P] [--dry-run] (every open\n" +
 				"entry the filter matches now; --dry-run lists them and changes nothing); retried_by is\n" +
-				"cli:<LEDGER_OPERATOR or the OS user>; exit status 1 for an unknown ID or an entry that cannot\n" +
-				"be retried (not open, still colliding, its provider not configured)"},
+				"cli:<LEDGER_OPERATOR or the OS user>; exit status 1 for an unknown ID, an entry that cannot be\n" +
+				"retried (not open, still colliding, its provider not configured), or a bulk retry that left\n" +
+				"matched entries open"},
 	}
 }
 
