@@ -111,10 +111,13 @@ func parseDLRequest(fs *flag.FlagSet, args []string, o dlOptions) (dlRequest, er
 			misplaced = append(misplaced, "--"+f.Name)
 		}
 	})
-	if len(misplaced) > 0 && req.sub == "retry" {
-		return req, fmt.Errorf("retry takes an ID or a filter, not both (got %d and %s)", req.id, strings.Join(misplaced, " "))
-	}
-	if len(misplaced) > 0 {
+	switch {
+	case len(misplaced) > 0 && req.sub == "retry":
+		return req, fmt.Errorf("retry takes an ID or a filter with its flags, not both (got %d and %s)", req.id,
+			strings.Join(misplaced, " "))
+	case len(misplaced) > 0 && req.sub == "bulk":
+		return req, fmt.Errorf("a bulk retry does not take %s", strings.Join(misplaced, " "))
+	case len(misplaced) > 0:
 		return req, fmt.Errorf("%s does not take %s", req.sub, strings.Join(misplaced, " "))
 	}
 	return req, req.parseFilter()
@@ -127,7 +130,7 @@ func (req *dlRequest) parseFilter() error {
 	if req.opts.Limit < 0 {
 		return fmt.Errorf("list: --limit %d: want 0 (every match) or more", req.opts.Limit)
 	}
-	f, err := api.ParseDeadLetterFilter(req.sub, req.opts.Kind, req.opts.Cause, req.opts.Provider, req.opts.State)
+	f, err := api.ParseDeadLetterFilter(strings.Replace(req.sub, "bulk", "retry", 1), req.opts.Kind, req.opts.Cause, req.opts.Provider, req.opts.State)
 	req.filter = f
 	return err
 }
