@@ -17,6 +17,11 @@ type command struct {
 	summary string // what `ledger help` says of it
 	// readOnly commands change nothing and take --json (environment.json).
 	readOnly bool
+	// json gives --json to a command that is not read-only.
+	json bool
+	// args is the synopsis of the positional arguments the command takes,
+	// before or between its flags (environment.args); empty: none.
+	args string
 	// define adds the command's own flags to fs and returns what runs it.
 	define func(fs *flag.FlagSet) func(context.Context, *environment) error
 }
@@ -26,7 +31,9 @@ type environment struct {
 	cfg            Config
 	logger         *slog.Logger
 	stdout, stderr io.Writer
-	json           bool // --json, on read-only commands
+	json           bool     // --json, on read-only commands and those with command.json
+	args           []string // the positional arguments, for a command with command.args
+	getenv         func(string) string
 }
 
 func commands() []command {
@@ -47,6 +54,13 @@ func commands() []command {
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
 				"is stored twice and every stream has a row; exit status 1 on any problem"},
+		{name: "dead-letters", json: true, args: dlArgs, define: deadLettersFlags,
+			summary: "the dead-letter queue: list [filters] (every match, oldest first), show ID (every field and\n" +
+				"the payload), retry ID, or retry --kind K [--cause C] [--provider P] [--dry-run] (every open\n" +
+				"entry the filter matches now; --dry-run lists them and changes nothing); retried_by is\n" +
+				"cli:<LEDGER_OPERATOR or the OS user>; exit status 1 for an unknown ID, an entry that cannot be\n" +
+				"retried (not open, still colliding, its provider not configured), or a bulk retry that left\n" +
+				"matched entries open"},
 	}
 }
 
@@ -75,18 +89,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // run parses the command's flags and the configuration, then runs it.
 func (c command) run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := &environment{stdout: stdout, stderr: stderr}
+	e := &environment{stdout: stdout, stderr: stderr, getenv: getenv}
 	fs, exec := c.flagSet(e)
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
+	pos, err := c.parse(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return usageError{fmt.Errorf("%s: %w", c.name, err)}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("%s: unexpected arguments %q", c.name, fs.Args())}
+	if len(pos) > 0 && c.args == "" {
+		return usageError{fmt.Errorf("%s: unexpected arguments %q", c.name, pos)}
 	}
+	e.args = pos
 	cfg, err := configFromEnv(getenv)
 	if err != nil {
 		return configError(err)
@@ -95,15 +111,37 @@ func (c command) run(ctx context.Context, args []string, getenv func(string) str
 	return exec(ctx, e)
 }
 
+// parse parses args into fs and returns the positional arguments. A
+// command with args takes them anywhere among its flags (`dead-letters
+// retry 42 --json`): the flag package stops at the first one, so parsing
+// goes on after it.
+func (c command) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if c.args == "" || fs.NArg() == 0 {
+			return append(pos, fs.Args()...), nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // flagSet defines c's flags, --json for a read-only command included.
 func (c command) flagSet(e *environment) (*flag.FlagSet, func(context.Context, *environment) error) {
 	fs := flag.NewFlagSet("ledger "+c.name, flag.ContinueOnError)
-	if c.readOnly {
+	if c.readOnly || c.json {
 		fs.BoolVar(&e.json, "json", false, "print the report as JSON")
 	}
 	exec := c.define(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ledger %s%s\n\n%s\n", c.name, flagsHint(fs), c.summary)
+		synopsis := c.name
+		if c.args != "" {
+			synopsis += " " + c.args
+		}
+		fmt.Fprintf(fs.Output(), "usage: ledger %s%s\n\n%s\n", synopsis, flagsHint(fs), c.summary)
 		printFlags(fs.Output(), fs)
 	}
 	return fs, exec

@@ -40,6 +40,9 @@ type Config struct {
 	EventStorePollPeriod time.Duration
 	AppendGroupSize      int // 1: every append in its own transaction
 	AppendGroupWriters   int
+	// Operator (LEDGER_OPERATOR) names the person running a command that
+	// records who acted (`dead-letters retry`); empty: the OS user.
+	Operator string
 	// GCPercent is applied with debug.SetGCPercent by serve; 0 leaves the
 	// runtime's setting alone (GOGC was set: the operator's choice wins).
 	GCPercent int
@@ -143,6 +146,7 @@ func (c *Config) settings() []setting {
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},
 		duration("LEDGER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 30*time.Second, 0),
 		text("LEDGER_DEBUG_ADDR", &c.DebugAddr, ""),
+		setting{"LEDGER_OPERATOR", c.parseOperator},
 		setting{"GOGC", c.parseGOGC},
 	)
 }
@@ -237,6 +241,29 @@ func (c *Config) parseLogFormat(raw string) error {
 	c.LogFormat = or(raw, "json")
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return fmt.Errorf("LEDGER_LOG_FORMAT=%q: want json or text", c.LogFormat)
+	}
+	return nil
+}
+
+// validOperator reports whether name may be an operator's: a token name's
+// alphabet ([a-z0-9_.-], up to 64), so "cli:<name>" in a fact reads like
+// the API's token names.
+func validOperator(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' && r != '.' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Config) parseOperator(raw string) error {
+	c.Operator = strings.TrimSpace(raw)
+	if c.Operator != "" && !validOperator(c.Operator) {
+		return fmt.Errorf("LEDGER_OPERATOR=%q: want a name of [a-z0-9_.-], up to 64, such as ana", c.Operator)
 	}
 	return nil
 }

@@ -70,14 +70,37 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"LEDGER_LOG_LEVEL":                "loud",
 		"LEDGER_LOG_FORMAT":               "xml",
 		"LEDGER_ROLES":                    "webhooks,reader",
+		"LEDGER_OPERATOR":                 "cli:ana",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
 	for _, name := range []string{"LEDGER_STRIPE_WEBHOOK_TOLERANCE", "LEDGER_API_TOKENS", "LEDGER_DATABASE_URL",
-		"LEDGER_EVENTSTORE_URL", "LEDGER_LOG_LEVEL", "LEDGER_LOG_FORMAT", "LEDGER_ROLES"} {
+		"LEDGER_EVENTSTORE_URL", "LEDGER_LOG_LEVEL", "LEDGER_LOG_FORMAT", "LEDGER_ROLES", "LEDGER_OPERATOR"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not mention %s:\n%v", name, err)
+		}
+	}
+}
+
+// TestConfigOperator: LEDGER_OPERATOR is a name of a token name's alphabet,
+// unset by default (the OS user then).
+func TestConfigOperator(t *testing.T) {
+	tests := []struct {
+		raw, want string
+		ok        bool
+	}{
+		{raw: "", want: "", ok: true},
+		{raw: " ana.silva_2-b ", want: "ana.silva_2-b", ok: true},
+		{raw: "Ana", ok: false},
+		{raw: "ana silva", ok: false},
+		{raw: "cli:ana", ok: false},
+		{raw: strings.Repeat("a", 65), ok: false},
+	}
+	for _, tt := range tests {
+		c, err := configFromEnv(env(map[string]string{"LEDGER_OPERATOR": tt.raw}))
+		if (err == nil) != tt.ok || (tt.ok && c.Operator != tt.want) {
+			t.Errorf("LEDGER_OPERATOR=%q: %q, %v; want %q, ok %v", tt.raw, c.Operator, err, tt.want, tt.ok)
 		}
 	}
 }

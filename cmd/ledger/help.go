@@ -9,7 +9,8 @@ import (
 
 const exitHelp = `exit status:
   0  ok
-  1  problems found (verify), checks or stores failed (reconcile, backfill), or the command failed (e.g. a database unreachable)
+  1  problems found (verify), checks or stores failed (reconcile, backfill), an unknown dead letter or one that
+     cannot be retried (dead-letters), or the command failed (e.g. a database unreachable)
   2  usage or configuration error: unknown command or flag, bad LEDGER_* value`
 
 // help prints `ledger help` (every command with its flags), or one
@@ -35,15 +36,21 @@ func help(args []string, stdout, stderr io.Writer) error {
 // and the variables configuration is read from.
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: ledger <command> [flags]\n\ncommands:")
+	width := len("help")
+	for _, c := range commands() {
+		width = max(width, len(c.name))
+	}
+	col := 2 + width + 2 // where summaries and flags start
 	for _, c := range commands() {
 		fs, _ := c.flagSet(&environment{})
-		fmt.Fprintf(w, "  %-9s  %s\n", c.name, indent(c.summary, strings.Repeat(" ", 13)))
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, indent(c.summary, strings.Repeat(" ", col)))
 		fs.VisitAll(func(f *flag.Flag) {
 			kind, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(w, "%13s--%s\n%17s%s\n", "", strings.TrimSpace(f.Name+" "+kind), "", usage)
+			fmt.Fprintf(w, "%*s--%s\n%*s%s\n", col, "", strings.TrimSpace(f.Name+" "+kind), col+4, "",
+				indent(usage, strings.Repeat(" ", col+4)))
 		})
 	}
-	fmt.Fprintf(w, "  %-9s  %s\n", "help", "list the commands, or show one: ledger help <command> (same as ledger <command> -h)")
+	fmt.Fprintf(w, "  %-*s  %s\n", width, "help", "list the commands, or show one: ledger help <command> (same as ledger <command> -h)")
 	fmt.Fprintf(w, "\n%s\n\n", exitHelp)
 	var c Config
 	var names []string
