@@ -65,14 +65,9 @@ func NewRedelivery(cfg RedeliveryConfig) (*Redelivery, error) {
 // configure is KindConflict.
 func (d *Redelivery) Redeliver(ctx context.Context, payload json.RawMessage) (string, error) {
 	const op = "api: redeliver"
-	var del collisionPayload
-	if err := json.Unmarshal(payload, &del); err != nil || del.Provider == "" || len(del.Body) == 0 {
-		return "", domain.Invalid(op, "the dead letter holds no delivery", err)
-	}
-	p, ok := d.providers[del.Provider]
-	if !ok {
-		return "", &domain.Error{Kind: domain.KindConflict, Op: op,
-			Msg: fmt.Sprintf("provider %q is not configured in this process", del.Provider)}
+	del, p, err := d.delivery(payload)
+	if err != nil {
+		return "", err
 	}
 	query, err := url.ParseQuery(del.Query)
 	if err != nil {
@@ -106,4 +101,25 @@ func (d *Redelivery) Redeliver(ctx context.Context, payload json.RawMessage) (st
 		return outcomeDuplicate, nil
 	}
 	return outcomeAccepted, nil
+}
+
+// CheckRedelivery refuses a payload Redeliver would refuse before parsing:
+// not a delivery, or of a provider this process does not configure.
+func (d *Redelivery) CheckRedelivery(payload json.RawMessage) error {
+	_, _, err := d.delivery(payload)
+	return err
+}
+
+func (d *Redelivery) delivery(payload json.RawMessage) (collisionPayload, Provider, error) {
+	const op = "api: redeliver"
+	var del collisionPayload
+	if err := json.Unmarshal(payload, &del); err != nil || del.Provider == "" || len(del.Body) == 0 {
+		return del, nil, domain.Invalid(op, "the dead letter holds no delivery", err)
+	}
+	p, ok := d.providers[del.Provider]
+	if !ok {
+		return del, nil, &domain.Error{Kind: domain.KindConflict, Op: op,
+			Msg: fmt.Sprintf("provider %q is not configured in this process", del.Provider)}
+	}
+	return del, p, nil
 }

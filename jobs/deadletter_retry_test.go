@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -172,5 +174,65 @@ func TestDeadLetterBulkRetryKilled(t *testing.T) {
 	o, err := projections.NewDeadLetters(e.pool).DeadLetter(t.Context(), other)
 	if err != nil || o.State != domain.DeadLetterOpen || e.retryFacts(other) != 0 {
 		t.Errorf("entry outside the filter: %+v, %v", o, err)
+	}
+}
+
+// scriptedRedeliverer answers each Redeliver with the next outcome and
+// refuses payloads without a provider before any fact.
+type scriptedRedeliverer struct{ outcomes []string }
+
+func (s *scriptedRedeliverer) CheckRedelivery(payload json.RawMessage) error {
+	var p struct{ Provider string }
+	if json.Unmarshal(payload, &p) != nil || p.Provider == "" {
+		return &domain.Error{Kind: domain.KindConflict, Op: "test", Msg: "provider not configured"}
+	}
+	return nil
+}
+
+func (s *scriptedRedeliverer) Redeliver(context.Context, json.RawMessage) (string, error) {
+	o := s.outcomes[0]
+	s.outcomes = s.outcomes[1:]
+	return o, nil
+}
+
+// TestDeadLetterCollisionRetryFacts: a retry refused before it starts
+// appends no fact; one refused after its fact (it still collides) counts on
+// the entry, so the next retry is a fact of its own; the one that works
+// marks the entry retried.
+func TestDeadLetterCollisionRetryFacts(t *testing.T) {
+	e := newEnv(t)
+	dl := projections.NewDeadLetters(e.pool)
+	record := func(key, payload string) int64 {
+		id, err := dl.Record(t.Context(), domain.DeadLetterFailure{Key: key, Kind: domain.DeadLetterCollision,
+			Cause: domain.CauseEventIDTaken, Provider: "stripe", Streams: []string{"payment-stripe-b", "payment-stripe-a"},
+			At: now(), Error: "stored elsewhere", Payload: json.RawMessage(payload)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	refused := record("collision:x:payment-stripe-b", `{"body":"e30="}`)
+	colliding := record("collision:y:payment-stripe-b", `{"provider":"stripe","body":"e30="}`)
+	red := &scriptedRedeliverer{outcomes: []string{OutcomeConflict, "accepted"}}
+	r, err := NewRetrier(RetrierConfig{Pool: e.pool, Store: e.store, Redeliverer: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := r.Retry(t.Context(), refused, "ana"); domain.KindOf(err) != domain.KindConflict {
+		t.Fatalf("refused retry: %v, want a conflict", err)
+	}
+	if d, _ := dl.DeadLetter(t.Context(), refused); e.retryFacts(refused) != 0 || d.Retries != 0 || d.State != domain.DeadLetterOpen {
+		t.Errorf("refused before its fact: %d facts, %+v", e.retryFacts(refused), d)
+	}
+	if _, err := r.Retry(t.Context(), colliding, "ana"); !errors.Is(err, errStillConflict) {
+		t.Fatalf("first retry: %v, want still colliding", err)
+	}
+	if d, _ := dl.DeadLetter(t.Context(), colliding); e.retryFacts(colliding) != 1 || d.Retries != 1 || d.State != domain.DeadLetterOpen {
+		t.Errorf("after a retry that still collides: %d facts, %+v", e.retryFacts(colliding), d)
+	}
+	d, err := r.Retry(t.Context(), colliding, "bo")
+	if err != nil || d.State != domain.DeadLetterRetried || d.Retries != 2 || d.RetriedBy != "bo" || e.retryFacts(colliding) != 2 {
+		t.Errorf("second retry: %+v, %v, %d facts", d, err, e.retryFacts(colliding))
 	}
 }

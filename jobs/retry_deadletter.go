@@ -22,6 +22,9 @@ import (
 // Redeliverer re-checks a collision's stored delivery (the api Server's
 // webhook path). Outcome "conflict" means it still collides.
 type Redeliverer interface {
+	// CheckRedelivery refuses, before the retry's fact, a payload that is
+	// no delivery or names a provider this process does not configure.
+	CheckRedelivery(payload json.RawMessage) error
 	Redeliver(ctx context.Context, payload json.RawMessage) (outcome string, err error)
 }
 
@@ -123,12 +126,8 @@ var errStillConflict = errors.New("the delivery still collides")
 
 func (r *Retrier) retry(ctx context.Context, e domain.DeadLetter, by string, bulk *domain.DeadLetterFilter) error {
 	op := fmt.Sprintf("jobs: retry dead letter %d", e.ID)
-	if e.State != domain.DeadLetterOpen {
-		return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: "dead letter is not open", Err: projections.ErrNotOpen}
-	}
-	if e.Kind == domain.DeadLetterCollision && r.cfg.Redeliverer == nil {
-		return &domain.Error{Kind: domain.KindConflict, Op: op,
-			Msg: "collisions are re-checked through the API: POST /v1/dead-letters/{id}/retry"}
+	if err := r.precheck(ctx, e); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	at := r.cfg.Now().UTC().Truncate(time.Microsecond)
 	if err := r.appendFact(ctx, e, by, at, bulk); err != nil {
@@ -139,25 +138,65 @@ func (r *Retrier) retry(ctx context.Context, e domain.DeadLetter, by string, bul
 			return err
 		}
 	}
+	err := r.act(ctx, e, by, at)
+	if k := domain.KindOf(err); (k == domain.KindConflict || k == domain.KindInvalid) && !errors.Is(err, projections.ErrNotOpen) {
+		// Refused after its fact (a collision that still collides, a job
+		// that started meanwhile): the attempt is on record, so the entry
+		// counts it and the next retry is a new fact, not this one's ID.
+		if cerr := r.dl.CountFailedRetry(ctx, e.ID, e.Retries, by, at); cerr != nil && !errors.Is(cerr, projections.ErrNotOpen) {
+			return fmt.Errorf("%s: %w", op, cerr)
+		}
+	}
+	if errors.Is(err, projections.ErrNotOpen) {
+		return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: "dead letter is not open", Err: err}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// precheck refuses, before any fact, a retry that cannot work now: an
+// entry not open, a collision this process cannot re-check, a job payload
+// without a job or whose job is still finishing its last attempt.
+func (r *Retrier) precheck(ctx context.Context, e domain.DeadLetter) error {
+	const op = "jobs: retry"
+	switch {
+	case e.State != domain.DeadLetterOpen:
+		return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: "dead letter is not open", Err: projections.ErrNotOpen}
+	case e.Kind == domain.DeadLetterCollision && r.cfg.Redeliverer == nil:
+		return &domain.Error{Kind: domain.KindConflict, Op: op,
+			Msg: "collisions are re-checked through the API: POST /v1/dead-letters/{id}/retry"}
+	case e.Kind == domain.DeadLetterCollision:
+		return r.cfg.Redeliverer.CheckRedelivery(e.Payload)
+	case e.Kind == domain.DeadLetterJob:
+		p, err := decodeJobPayload(e.Payload)
+		if err != nil {
+			return err
+		}
+		return r.jobFinishing(ctx, r.client.JobGet, p.JobID)
+	}
+	return nil
+}
+
+// act does the retry's work after its fact: a collision is re-checked
+// first (it records on the entry's row, so outside the transaction), then
+// one transaction marks the entry retried and does the kind's work.
+func (r *Retrier) act(ctx context.Context, e domain.DeadLetter, by string, at time.Time) error {
 	if e.Kind == domain.DeadLetterCollision {
-		// The redelivery appends through the store; a conflict records the
-		// collision again (its attempts count) and leaves the entry open.
 		outcome, err := r.cfg.Redeliverer.Redeliver(ctx, e.Payload)
 		if err != nil {
-			return fmt.Errorf("%s: redeliver: %w", op, err)
+			return fmt.Errorf("redeliver: %w", err)
 		}
 		if outcome == OutcomeConflict {
-			if err := r.dl.CountFailedRetry(ctx, e.ID, e.Retries, by, at); err != nil && !errors.Is(err, projections.ErrNotOpen) {
-				return fmt.Errorf("%s: %w", op, err)
-			}
 			msg := "the delivery still collides; the entry stays open"
 			if len(e.Streams) > 1 {
 				msg = fmt.Sprintf("the delivery still collides: its event ID is stored in %s; the entry stays open", e.Streams[1])
 			}
-			return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: msg, Err: errStillConflict}
+			return &domain.Error{Kind: domain.KindConflict, Op: "jobs: redeliver", Msg: msg, Err: errStillConflict}
 		}
 	}
-	err := pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
 		if err := r.dl.MarkRetriedTx(ctx, tx, e.ID, e.Retries, by, at); err != nil {
 			return err
 		}
@@ -172,13 +211,6 @@ func (r *Retrier) retry(ctx context.Context, e domain.DeadLetter, by string, bul
 		}
 		return nil
 	})
-	if errors.Is(err, projections.ErrNotOpen) {
-		return &domain.Error{Kind: domain.KindConflict, Op: op, Msg: "dead letter is not open", Err: err}
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return nil
 }
 
 func (r *Retrier) appendFact(ctx context.Context, e domain.DeadLetter, by string, at time.Time, bulk *domain.DeadLetterFilter) error {
@@ -208,28 +240,71 @@ type rawArgs struct {
 func (a rawArgs) Kind() string                 { return a.kind }
 func (a rawArgs) MarshalJSON() ([]byte, error) { return a.args, nil }
 
-// retryJob puts the River job back in line, or inserts it again from the
-// payload when River's row is gone.
-func (r *Retrier) retryJob(ctx context.Context, tx pgx.Tx, e domain.DeadLetter) error {
+// decodeJobPayload reads a job dead letter's payload: the job's ID, kind
+// and args.
+func decodeJobPayload(payload json.RawMessage) (jobPayload, error) {
 	var p jobPayload
-	if err := json.Unmarshal(e.Payload, &p); err != nil || p.Kind == "" {
-		return fmt.Errorf("job dead letter has no job in its payload: %v", err)
+	if err := json.Unmarshal(payload, &p); err != nil || p.Kind == "" {
+		return p, domain.Invalid("jobs: retry job", "the dead letter's payload holds no job", err)
 	}
-	// The error handler records the dead letter before River finalizes the
-	// job: retrying it in between would race River's own discard.
-	row, err := r.client.JobGetTx(ctx, tx, p.JobID)
-	if err == nil && row.State == rivertype.JobStateRunning {
+	return p, nil
+}
+
+// jobFinishing refuses while River runs the job: the error handler records
+// the dead letter before River finalizes the job, and retrying it in
+// between would race River's own discard.
+func (r *Retrier) jobFinishing(ctx context.Context, get func(context.Context, int64) (*rivertype.JobRow, error), id int64) error {
+	row, err := get(ctx, id)
+	switch {
+	case errors.Is(err, rivertype.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("jobs: retry job %d: %w", id, err)
+	case row.State == rivertype.JobStateRunning:
 		return &domain.Error{Kind: domain.KindConflict, Op: "jobs: retry job",
-			Msg: fmt.Sprintf("job %d is still finishing its last attempt; retry in a moment", p.JobID)}
+			Msg: fmt.Sprintf("job %d is still finishing its last attempt; retry in a moment", id)}
 	}
-	if err == nil {
-		_, err = r.client.JobRetryTx(ctx, tx, p.JobID)
+	return nil
+}
+
+// retryJob puts the River job back in line, or inserts it again from the
+// payload (with its kind's insert options) when River's row is gone.
+func (r *Retrier) retryJob(ctx context.Context, tx pgx.Tx, e domain.DeadLetter) error {
+	p, err := decodeJobPayload(e.Payload)
+	if err != nil {
+		return err
 	}
+	getTx := func(ctx context.Context, id int64) (*rivertype.JobRow, error) { return r.client.JobGetTx(ctx, tx, id) }
+	if err := r.jobFinishing(ctx, getTx, p.JobID); err != nil {
+		return err
+	}
+	_, err = r.client.JobRetryTx(ctx, tx, p.JobID)
 	if errors.Is(err, rivertype.ErrNotFound) {
-		_, err = r.client.InsertTx(ctx, tx, rawArgs{kind: p.Kind, args: p.Args}, nil)
+		_, err = r.client.InsertTx(ctx, tx, rawArgs{kind: p.Kind, args: p.Args}, insertOptsOf(p.Kind))
 	}
 	if err != nil {
 		return fmt.Errorf("retry job %d: %w", p.JobID, err)
 	}
 	return nil
+}
+
+// insertOptsOf is the insert options of a job kind (its queue, its
+// uniqueness), for a job inserted again from its stored kind and args.
+func insertOptsOf(kind string) *river.InsertOpts {
+	var opts river.InsertOpts
+	switch kind {
+	case EnrichKind:
+		opts = EnrichArgs{}.InsertOpts()
+	case FeeKind:
+		opts = FeeArgs{}.InsertOpts()
+	case ReconcilePaymentKind:
+		opts = ReconcileArgs{}.InsertOpts()
+	case ReconcilePassKind:
+		opts = ReconcilePassArgs{}.InsertOpts()
+	case ReviewSweepKind:
+		opts = ReviewSweepArgs{}.InsertOpts()
+	default:
+		return nil
+	}
+	return &opts
 }

@@ -38,17 +38,18 @@ func openStorePool(ctx context.Context, dbURL string, logger *slog.Logger) (*pgx
 }
 
 // openReadOnly connects without applying migrations; every transaction of
-// the pool is read-only, so verify cannot write even by mistake.
+// the pool is read-only, so the read-only commands (verify, doctor,
+// dead-letters list) cannot write even by mistake.
 func openReadOnly(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	pcfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
-		return nil, fmt.Errorf("verify: database: %w", err)
+		return nil, fmt.Errorf("read-only database: %w", err)
 	}
 	pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-	pcfg.ConnConfig.RuntimeParams["application_name"] = "ledger verify"
+	pcfg.ConnConfig.RuntimeParams["application_name"] = "ledger (read-only)"
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("verify: database %s: %w", redact(dbURL), err)
+		return nil, fmt.Errorf("read-only database %s: %w", redact(dbURL), err)
 	}
 	return pool, nil
 }
