@@ -54,6 +54,10 @@ func commands() []command {
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
 				"is stored twice and every stream has a row; exit status 1 on any problem"},
+		{name: "replay", readOnly: true, args: "PROVIDER PAYMENT_ID", define: replayFlags,
+			summary: "every fact of one payment's stream in fold order (provider time, stored time, type, key\n" +
+				"fields, what it changed, the journal entries it posts), then its state; --as-of T [--basis\n" +
+				"effective|recorded] shows it as of a moment; read-only; exit status 1 for an unknown payment"},
 		{name: "dead-letters", json: true, args: dlArgs, define: deadLettersFlags,
 			summary: "the dead-letter queue: list [filters] (every match, oldest first), show ID (every field and\n" +
 				"the payload), retry ID, or retry --kind K [--cause C] [--provider P] [--dry-run] (every open\n" +
