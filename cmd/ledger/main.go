@@ -22,6 +22,9 @@ import (
 )
 
 func main() {
+	for _, w := range unknownSettings(os.Environ()) {
+		fmt.Fprintln(os.Stderr, "ledger: warning:", w)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
