@@ -35,25 +35,29 @@ func TestPaymentAsOf(t *testing.T) {
 		amount   int64
 		min      int
 	}{{"evt_s", "succeeded", 2000, 10}, {"evt_r", "refunded", 500, 20}, {"evt_c", "created", 2000, 0}}
-	var storedBy []time.Time // a moment after each delivery was stored
-	for _, d := range deliveries {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- projections.NewRunner(projections.RunnerConfig{}, pool, store).Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// After each delivery, once the read model holds it, the API's answer
+	// is sampled with the moment it was given: the recorded view of that
+	// moment must answer exactly the same.
+	var storedBy []time.Time
+	var sampled []string
+	for i, d := range deliveries {
 		body := fmt.Appendf(nil, `{"id":%q,"type":"x","events":[{"kind":%q,"payment":"pi_asof","amount":%d,"currency":"usd","at":%d}]}`,
 			d.id, d.kind, d.amount, at(d.min).Unix())
 		if res := serve(t, srv, signedWebhook(body, testNow)); res.status != 200 {
 			t.Fatalf("%s: %d %s", d.id, res.status, res.raw)
 		}
-		time.Sleep(20 * time.Millisecond)
-		storedBy = append(storedBy, time.Now())
+		var answer response
+		waitFor(t, func() bool {
+			answer = serve(t, srv, get("/v1/payments/fakepay/pi_asof", readToken))
+			return answer.status == 200 && answer.body["event_count"] == float64(i+1)
+		})
+		storedBy, sampled = append(storedBy, time.Now()), append(sampled, string(answer.raw))
 		time.Sleep(20 * time.Millisecond)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- projections.NewRunner(projections.RunnerConfig{}, pool, store).Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool {
-		res := serve(t, srv, get("/v1/payments/fakepay/pi_asof", readToken))
-		return res.status == 200 && res.body["event_count"] == float64(3)
-	})
 
 	asOf := func(path string, t0 time.Time, basis string) response {
 		v := url.Values{"as_of": {t0.Format(time.RFC3339Nano)}}
@@ -101,6 +105,12 @@ func TestPaymentAsOf(t *testing.T) {
 				t.Errorf("ledger: %d, %d entries, want %d: %s", led.status, n, tc.entries, led.raw)
 			}
 		})
+	}
+
+	for i, moment := range storedBy {
+		if got := asOf("", moment, "recorded"); string(got.raw) != sampled[i] {
+			t.Errorf("recorded as of the moment of answer %d:\n%s\nthe API answered then:\n%s", i+1, got.raw, sampled[i])
+		}
 	}
 
 	for _, bad := range []string{"as_of=yesterday", "as_of=2026-03-02", "as_of=2026-03-02T09:00:00Z&basis=wall",
