@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,8 +93,9 @@ func (p *ledgerProc) attLedger(t *testing.T, id string) []any {
 }
 
 // attVerifyOK is verifyOK for either backend: `ledger verify` is given the
-// event store the serve used, so its audit folds the same streams.
-func attVerifyOK(t *testing.T, env map[string]string) {
+// event store the serve used, so its audit folds the same streams. It
+// returns the report.
+func attVerifyOK(t *testing.T, env map[string]string) verifyReport {
 	t.Helper()
 	var out bytes.Buffer
 	venv := map[string]string{"LEDGER_DATABASE_URL": env["LEDGER_DATABASE_URL"], "LEDGER_LOG_LEVEL": "error"}
@@ -99,9 +103,11 @@ func attVerifyOK(t *testing.T, env map[string]string) {
 		venv["LEDGER_EVENTSTORE_URL"] = u
 	}
 	err := run(t.Context(), []string{"verify", "--json", "--wait", "60s"}, mapEnv(venv), &out, io.Discard)
-	if err != nil || !strings.Contains(out.String(), `"ok": true`) {
-		t.Fatalf("verify: %v\n%s", err, out.String())
+	var rep verifyReport
+	if jerr := json.Unmarshal(out.Bytes(), &rep); err != nil || jerr != nil || !rep.OK {
+		t.Fatalf("verify: %v (%v)\n%s", err, jerr, out.String())
 	}
+	return rep
 }
 
 func isLive(b map[string]any) bool { return b["projection"] == "live" }
@@ -300,5 +306,133 @@ func attCollisionEntry(t *testing.T, l *ledgerProc, id int64, paymentID string, 
 		num(dl["retries"]) != retries {
 		t.Errorf("collision dead letter %v, want entry %d open, streams %v, attempts %d, retries %d",
 			dl, id, streams, attempts, retries)
+	}
+}
+
+// attFakeMP is Mercado Pago's GET /v1/payments/{id}, answering 500 while
+// failing is set; it counts the calls.
+type attFakeMP struct {
+	mu      sync.Mutex
+	state   map[string]map[string]any
+	failing bool
+	calls   int
+}
+
+func (f *attFakeMP) heal()      { f.mu.Lock(); f.failing = false; f.mu.Unlock() }
+func (f *attFakeMP) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }
+
+func (f *attFakeMP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	p, ok := f.state[strings.TrimPrefix(r.URL.Path, "/v1/payments/")]
+	switch {
+	case r.Header.Get("Authorization") != "Bearer APP_USR-e2e":
+		w.WriteHeader(http.StatusUnauthorized)
+	case f.failing:
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"message":"internal_error","status":500}`)
+	case !ok:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"Payment not found","status":404}`)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(p)
+	}
+}
+
+// TestE2EJobDeadLetterRetry (issue 18): a status fetch that always fails
+// ends as a dead letter, and a retry after the fault is gone completes it
+// exactly once. jobs' TestDeadLetterJobRetry proves it in the package;
+// this is the same through serve. Mercado Pago is the provider whose every
+// notification is followed by a status fetch job (Stripe's only follow a
+// charge's new balance transaction), so its API is the one faked.
+func TestE2EJobDeadLetterRetry(t *testing.T) {
+	const pay = "1319876500018"
+	api := &attFakeMP{state: map[string]map[string]any{
+		pay: mpPayment(pay, "approved", "accredited", "80.00", "0", "2026-03-01T11:00:00.000-03:00")}, failing: true}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	env := baseEnv(newDB(t))
+	env["LEDGER_MERCADOPAGO_WEBHOOK_SECRETS"] = "mp_e2e_secret"
+	env["LEDGER_MERCADOPAGO_ACCESS_TOKEN"] = "APP_USR-e2e"
+	env["LEDGER_MERCADOPAGO_API_BASE"] = srv.URL
+	env["LEDGER_JOBS_MAX_ATTEMPTS"] = "1"  // the first failed attempt discards the job
+	env["LEDGER_RECONCILE_INTERVAL"] = "0" // no pass fetches the payment behind the job's back
+	l := startLedger(t, env)
+
+	if code, body := l.mercadoPagoWebhook(t, 9101, pay, "payment.created", "mp_e2e_secret"); code != http.StatusOK || body["outcome"] != "accepted" {
+		t.Fatalf("notification: %d %v", code, body)
+	}
+	dl := attWaitDeadLetter(t, l, "kind=job&state=open")
+	id := num(dl["id"])
+	if dl["cause"] != "enrich_payment" || dl["provider"] != "mercadopago" || dl["provider_payment_id"] != pay ||
+		num(dl["attempts"]) != 1 || dl["last_error"] == "" {
+		t.Errorf("job dead letter %v, want the enrichment of %s after 1 attempt", dl, pay)
+	}
+	if n := l.streamEvents(t, "mercadopago", pay)["payment.status_observed.v1 api"]; n != 0 {
+		t.Fatalf("%d observations stored by a failing fetch", n)
+	}
+
+	api.heal()
+	before := api.count()
+	if body := attRetryFinished(t, l, id); body["state"] != "retried" || body["retried_by"] != "admin" {
+		t.Fatalf("retry: %v, want retried by admin", body)
+	}
+	l.waitPayment(t, pay, func(b map[string]any) bool { return b["status"] == "confirmed" && num(b["amount"]) == 8000 }, "mercadopago")
+	// Let a second run, if there were one, show itself before counting.
+	time.Sleep(2 * time.Second)
+	if n := api.count() - before; n != 1 {
+		t.Errorf("%d fetches after the retry, want 1", n)
+	}
+	if n := l.streamEvents(t, "mercadopago", pay)["payment.status_observed.v1 api"]; n != 1 {
+		t.Errorf("%d observations after the retry, want 1", n)
+	}
+	if code, body := l.attRetry(t, id, adminTok); code != http.StatusConflict {
+		t.Errorf("second retry: %d %v, want 409", code, body)
+	}
+	if open := l.attDeadLetters(t, "kind=job&state=open"); len(open) != 0 {
+		t.Errorf("open job dead letters after the retry: %v", open)
+	}
+	// Completed: no job is left in any other state, discarded included.
+	if rep := attVerifyOK(t, env); len(rep.Jobs) != 0 {
+		t.Errorf("jobs not completed after the retry: %v", rep.Jobs)
+	}
+}
+
+// attWaitDeadLetter waits until q lists exactly one dead letter.
+func attWaitDeadLetter(t *testing.T, l *ledgerProc, q string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		dls := l.attDeadLetters(t, q)
+		if len(dls) == 1 {
+			return dls[0]
+		}
+		if len(dls) > 1 || time.Now().After(deadline) {
+			t.Fatalf("dead letters ?%s: %v, want one", q, dls)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// attRetryFinished retries job dead letter id as the admin until it is
+// taken: the entry is listed as soon as the last attempt failed, and the
+// retrier answers 409 "still finishing" until River has discarded the job
+// (jobs.Retrier.retryJob).
+func attRetryFinished(t *testing.T, l *ledgerProc, id int64) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := l.attRetry(t, id, adminTok)
+		if code == http.StatusOK {
+			return body
+		}
+		e, _ := body["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != http.StatusConflict || !strings.Contains(msg, "still finishing") || time.Now().After(deadline) {
+			t.Fatalf("retry of dead letter %d: %d %v, want 200", id, code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
