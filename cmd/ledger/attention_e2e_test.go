@@ -262,6 +262,18 @@ func TestE2ECollisionIsConflict(t *testing.T) {
 		t.Errorf("retry of a collision: %d %v, want 409", code, body)
 	}
 	attCollisionEntry(t, l, id, secondPI, []string{secondStream, firstStream}, 3, 1)
+	// A bulk retry skips what still collides: none retried, the entry open.
+	bulk := []byte(`{"kind":"collision","cause":"","provider":"stripe"}`)
+	if code, body := l.post(t, "/v1/dead-letters/retry", bulk, map[string]string{"Authorization": "Bearer " + readToken}); code != http.StatusForbidden {
+		t.Errorf("read token's bulk retry: %d %v, want 403", code, body)
+	}
+	if code, body := l.post(t, "/v1/dead-letters/retry", bulk, map[string]string{"Authorization": "Bearer " + adminTok}); code != http.StatusOK ||
+		num(body["retried"]) != 0 {
+		t.Errorf("bulk retry of collisions: %d %v, want 200 retried 0", code, body)
+	}
+	if dl := l.attOneDeadLetter(t, "kind=collision"); dl["state"] != "open" || num(dl["id"]) != id {
+		t.Errorf("collision after the bulk retry: %v, want entry %d still open", dl, id)
+	}
 
 	code, full := l.get(t, fmt.Sprintf("/v1/dead-letters/%d", id), readToken)
 	payload, _ := full["payload"].(map[string]any)
