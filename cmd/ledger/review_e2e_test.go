@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,21 +68,82 @@ func TestE2EReviewDeadline(t *testing.T) {
 		res["resolved_by"] != "admin" || res["resolved_at"] == nil {
 		t.Fatalf("resolve: %d %v", code, res)
 	}
-	var resolved int
-	for _, e := range l.events(t, "asaas", pay) {
-		if e["type"] == "payment.review_resolved.v1" {
-			resolved++
-		}
-	}
-	if resolved != 1 {
-		t.Errorf("%d review_resolved facts in the stream, want 1", resolved)
-	}
+	attResolveRules(t, l, id, res)
+	attReviewFacts(t, l, pay, id)
 	l.waitPayment(t, pay, func(b map[string]any) bool { return b["requires_review"] == false }, "asaas")
 	if open := l.reviews(t, "state=open&provider=asaas"); len(open) != 0 {
 		t.Errorf("open reviews after resolving: %v", open)
 	}
-	if done := l.reviews(t, "state=resolved&provider=asaas"); len(done) != 1 || done[0]["id"] != id {
-		t.Errorf("resolved reviews %v", done)
+	done := l.reviews(t, "state=resolved&provider=asaas")
+	if len(done) != 1 || done[0]["id"] != id || done[0]["resolution"] != "accepted" || done[0]["note"] != "customer paid by TED" ||
+		done[0]["resolved_by"] != "admin" || !attSameMicrosecond(done[0]["resolved_at"], res["resolved_at"]) {
+		t.Errorf("resolved reviews %v, want %s resolved as answered: %v", done, id, res)
+	}
+}
+
+// attSameMicrosecond reports whether two RFC 3339 times name the same
+// microsecond: the resolve answer is folded from the fact (nanoseconds),
+// the queue read from Postgres (microseconds).
+func attSameMicrosecond(a, b any) bool {
+	ta, errA := time.Parse(time.RFC3339Nano, fmt.Sprint(a))
+	tb, errB := time.Parse(time.RFC3339Nano, fmt.Sprint(b))
+	return errA == nil && errB == nil && ta.Truncate(time.Microsecond).Equal(tb.Truncate(time.Microsecond))
+}
+
+// attResolveRules: once resolved, the same resolution and note again is
+// the same answer (a client's retry), anything else is 409, and an
+// unknown review is 404.
+func attResolveRules(t *testing.T, l *ledgerProc, id string, first map[string]any) {
+	t.Helper()
+	admin := map[string]string{"Authorization": "Bearer " + adminTok, "Content-Type": "application/json"}
+	resolve := func(id, resolution, note string) (int, map[string]any) {
+		body, _ := json.Marshal(map[string]string{"resolution": resolution, "note": note})
+		return l.post(t, "/v1/reviews/"+url.PathEscape(id)+"/resolve", body, admin)
+	}
+	if code, again := resolve(id, "accepted", "customer paid by TED"); code != http.StatusOK || !reflect.DeepEqual(again, first) {
+		t.Errorf("identical re-send: %d %v, want 200 %v", code, again, first)
+	}
+	for _, c := range []struct{ resolution, note string }{
+		{"written_off", "customer paid by TED"},
+		{"accepted", "another note"},
+	} {
+		if code, b := resolve(id, c.resolution, c.note); code != http.StatusConflict {
+			t.Errorf("resolving again as %s %q: %d %v, want 409", c.resolution, c.note, code, b)
+		}
+	}
+	if code, b := resolve("rv_att_no_such_review", "accepted", ""); code != http.StatusNotFound {
+		t.Errorf("unknown review: %d %v, want 404", code, b)
+	}
+}
+
+// attReviewFacts: the stream holds the review's opening, by the
+// reconciler's check that found the deadline passed (jobs/reconcile.go,
+// source reconciliation), then one resolution by the operator (source
+// operator) naming the admin token.
+func attReviewFacts(t *testing.T, l *ledgerProc, pay, id string) {
+	t.Helper()
+	var facts []string
+	for _, e := range l.events(t, "asaas", pay) {
+		typ, _ := e["type"].(string)
+		if !strings.HasPrefix(typ, "payment.review_") {
+			continue
+		}
+		md, _ := e["metadata"].(map[string]any)
+		var data map[string]any
+		if raw, err := json.Marshal(e["data"]); err == nil {
+			_ = json.Unmarshal(raw, &data)
+		}
+		if data["review_id"] != id {
+			t.Errorf("%s of review %v, want %s", typ, data["review_id"], id)
+		}
+		facts = append(facts, fmt.Sprint(typ, " ", md["source"]))
+		if typ == "payment.review_resolved.v1" && (data["resolved_by"] != "admin" || data["resolution"] != "accepted") {
+			t.Errorf("resolution fact %v, want accepted by admin", data)
+		}
+	}
+	want := []string{"payment.review_opened.v1 reconciliation", "payment.review_resolved.v1 operator"}
+	if !reflect.DeepEqual(facts, want) {
+		t.Errorf("review facts in the stream %v, want %v", facts, want)
 	}
 }
 
