@@ -258,7 +258,9 @@ func ResolveReview(p Payment, id string, res Resolution, note, by string, now ti
 	return nil, &Error{Kind: KindNotFound, Op: op, Msg: "no such review"}
 }
 
+// reviewMeta keeps the time at the microsecond, what Postgres keeps, so the
+// fact's own answer and the review queue's show the same instant.
 func reviewMeta(s PaymentState, eventID string, at time.Time) Meta {
 	return Meta{Provider: s.Provider, ProviderPaymentID: s.ProviderPaymentID, ProviderEventID: eventID,
-		ProviderEventType: ReviewEventType, OccurredAt: at.UTC()}
+		ProviderEventType: ReviewEventType, OccurredAt: at.UTC().Truncate(time.Microsecond)}
 }
