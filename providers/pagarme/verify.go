@@ -37,14 +37,23 @@ const opVerify = "pagarme: verify"
 // X-Hub-Signature when secrets are, else not signed. Failures are KindInvalid,
 // except an unknown kid while the JWKS cannot be fetched (KindUnavailable,
 // ErrKeysUnavailable); now drives the JWKS cache, which may fetch with ctx.
-func (p *Provider) Verify(ctx context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
+func (p *Provider) Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error {
+	_, err := p.VerifyProof(ctx, header, query, body, now)
+	return err
+}
+
+// VerifyProof is Verify returning, on success, what ingest keeps with the
+// fact: for RS256 the kid and the public key (as a JWK) that verified, so the
+// proof survives key rotation; for X-Hub-Signature the fingerprint of the
+// first secret that matched. It costs one small JSON encoding or SHA-256.
+func (p *Provider) VerifyProof(ctx context.Context, header http.Header, _ url.Values, body []byte, now time.Time) (domain.AuthProof, error) {
 	switch scheme, value := p.scheme(header); scheme {
 	case HeaderAsymmetric:
 		return p.verifyRS256(ctx, value, body, now)
 	case HeaderHub:
 		return p.verifyHub(value, body)
 	}
-	return domain.Invalid(opVerify, p.notSignedMessage(header), ErrNotSigned)
+	return domain.AuthProof{}, domain.Invalid(opVerify, p.notSignedMessage(header), ErrNotSigned)
 }
 
 // scheme picks the header that decides a delivery, by the precedence Verify
