@@ -17,8 +17,8 @@ import (
 // every candidate in constant time; with Config.MaxAge it then rejects an
 // older ts. Failures are KindInvalid errors wrapping ErrNotSigned,
 // ErrInvalidHeader, ErrInvalidQuery, ErrNoValidSignature or ErrTooOld.
-func (p *Provider) Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error {
-	_, err := p.VerifyProof(ctx, header, query, body, now)
+func (p *Provider) Verify(_ context.Context, header http.Header, query url.Values, _ []byte, now time.Time) error {
+	_, err := p.verify(header, query, now)
 	return err
 }
 
@@ -26,25 +26,34 @@ func (p *Provider) Verify(ctx context.Context, header http.Header, query url.Val
 // configured secret that matched, for ingest to keep with the fact. It costs
 // one SHA-256 of that secret more than Verify.
 func (p *Provider) VerifyProof(_ context.Context, header http.Header, query url.Values, _ []byte, now time.Time) (domain.AuthProof, error) {
+	i, err := p.verify(header, query, now)
+	if err != nil {
+		return domain.AuthProof{}, err
+	}
+	return domain.AuthProof{Scheme: Scheme, SecretID: domain.SecretFingerprint(string(p.secrets[i]))}, nil
+}
+
+// verify is Verify returning the index of the secret that matched.
+func (p *Provider) verify(header http.Header, query url.Values, now time.Time) (int, error) {
 	const op = "mercadopago: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))
 	if err != nil {
-		return domain.AuthProof{}, err
+		return -1, err
 	}
 	dataID, err := queryDataID(op, query)
 	if err != nil {
-		return domain.AuthProof{}, err
+		return -1, err
 	}
 	i := p.match(sh, dataID, strings.TrimSpace(header.Get(RequestIDHeader)))
 	if i < 0 {
-		return domain.AuthProof{}, domain.Invalid(op, "no "+Header+" v1 signature matches a configured secret", ErrNoValidSignature)
+		return -1, domain.Invalid(op, "no "+Header+" v1 signature matches a configured secret", ErrNoValidSignature)
 	}
 	// The age is checked after the MAC, as in the SDK, so "too old" always
 	// means an authentic delivery: the figure to look at when tuning MaxAge.
 	if p.maxAge > 0 && now.Sub(sh.Time()) > p.maxAge {
-		return domain.AuthProof{}, domain.Invalid(op, Header+" ts="+sh.TS+" is older than the "+p.maxAge.String()+" maximum age", ErrTooOld)
+		return -1, domain.Invalid(op, Header+" ts="+sh.TS+" is older than the "+p.maxAge.String()+" maximum age", ErrTooOld)
 	}
-	return domain.AuthProof{Scheme: Scheme, SecretID: domain.SecretFingerprint(string(p.secrets[i]))}, nil
+	return i, nil
 }
 
 // match returns the index of the first configured secret under which any v1

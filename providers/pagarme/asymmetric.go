@@ -91,20 +91,20 @@ func parseAsymmetricHeader(op, h string) (AsymmetricHeader, error) {
 }
 
 // verifyRS256 checks the asymmetric signature with the JWKS key of its kid
-// and returns the proof keeping that key.
-func (p *Provider) verifyRS256(ctx context.Context, value string, body []byte, now time.Time) (domain.AuthProof, error) {
+// and names the key that verified.
+func (p *Provider) verifyRS256(ctx context.Context, value string, body []byte, now time.Time) (verified, error) {
 	ah, err := parseAsymmetricHeader(opVerify, value)
 	if err != nil {
-		return domain.AuthProof{}, err
+		return verified{}, err
 	}
 	keys, err := p.keys.lookup(ctx, ah.KeyID, now)
 	if err != nil {
-		return domain.AuthProof{}, err
+		return verified{}, err
 	}
 	if k := verifyingKey(keys, ah, body); k != nil {
-		return domain.AuthProof{Scheme: SchemeRS256, KeyID: ah.KeyID, Key: marshalJWK(ah.KeyID, k)}, nil
+		return verified{kid: ah.KeyID, key: k}, nil
 	}
-	return domain.AuthProof{}, domain.Invalid(opVerify, HeaderAsymmetric+" signature does not verify with key "+quote(ah.KeyID), ErrNoValidSignature)
+	return verified{}, domain.Invalid(opVerify, HeaderAsymmetric+" signature does not verify with key "+quote(ah.KeyID), ErrNoValidSignature)
 }
 
 // verifyingKey returns the first of keys under which ah signs body, or nil.

@@ -42,17 +42,17 @@ func parseHubHeader(op, h string) ([]byte, error) {
 }
 
 // verifyHub checks a legacy HMAC-SHA1 against every configured secret and
-// returns the proof naming the first that matched.
-func (p *Provider) verifyHub(value string, body []byte) (domain.AuthProof, error) {
+// names the first that matched.
+func (p *Provider) verifyHub(value string, body []byte) (verified, error) {
 	mac, err := parseHubHeader(opVerify, value)
 	if err != nil {
-		return domain.AuthProof{}, err
+		return verified{}, err
 	}
 	i := p.matchHub(mac, body)
 	if i < 0 {
-		return domain.AuthProof{}, domain.Invalid(opVerify, HeaderHub+" does not match a configured secret", ErrNoValidSignature)
+		return verified{}, domain.Invalid(opVerify, HeaderHub+" does not match a configured secret", ErrNoValidSignature)
 	}
-	return domain.AuthProof{Scheme: SchemeHub, SecretID: domain.SecretFingerprint(string(p.secrets[i]))}, nil
+	return verified{secret: i}, nil
 }
 
 // matchHub returns the index of the first configured secret whose HMAC of

@@ -7,7 +7,8 @@ import (
 	"github.com/payledger/payledger/domain"
 )
 
-// testAuthenticity: every authentic delivery re-verifies with its own proof
+// testAuthenticity: VerifyProof refuses what Verify refuses; every
+// authentic delivery re-verifies with its own proof
 // as v.Authenticity says, is never failed without a proof (a legacy fact),
 // and no delivery derived from it by cutting or flipping a signed part
 // re-verifies; with a signed body, a flipped byte is failed.
@@ -23,6 +24,11 @@ func testAuthenticity(t *testing.T, p Provider, v Vectors) {
 	ds := v.Ignored
 	for _, acc := range v.Accepted {
 		ds = append(ds, acc.Delivery)
+	}
+	for _, r := range v.Rejected {
+		if proof, err := a.VerifyProof(t.Context(), r.Header, r.Query, r.Body, r.Now); err == nil || !proof.IsZero() {
+			t.Errorf("%s %s: VerifyProof() = %+v, %v; want no proof and the error Verify gives", r.Class, r.Name, proof, err)
+		}
 	}
 	for _, d := range ds {
 		t.Run(d.Name, func(t *testing.T) {

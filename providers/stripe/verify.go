@@ -16,8 +16,8 @@ import (
 // by the SDK), and any v1 matches any configured secret. Failures are
 // KindInvalid errors wrapping ErrNotSigned, ErrInvalidHeader, ErrTooOld or
 // ErrNoValidSignature.
-func (p *Provider) Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error {
-	_, err := p.VerifyProof(ctx, header, query, body, now)
+func (p *Provider) Verify(_ context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
+	_, err := p.verify(header, body, now)
 	return err
 }
 
@@ -25,22 +25,31 @@ func (p *Provider) Verify(ctx context.Context, header http.Header, query url.Val
 // configured secret that matched, for ingest to keep with the fact. It costs
 // one SHA-256 of that secret more than Verify.
 func (p *Provider) VerifyProof(_ context.Context, header http.Header, _ url.Values, body []byte, now time.Time) (domain.AuthProof, error) {
+	i, err := p.verify(header, body, now)
+	if err != nil {
+		return domain.AuthProof{}, err
+	}
+	return domain.AuthProof{Scheme: Scheme, SecretID: domain.SecretFingerprint(string(p.secrets[i]))}, nil
+}
+
+// verify is Verify returning the index of the secret that matched.
+func (p *Provider) verify(header http.Header, body []byte, now time.Time) (int, error) {
 	const op = "stripe: verify"
 	sh, err := parseSignatureHeader(op, header.Get(Header))
 	if err != nil {
-		return domain.AuthProof{}, err
+		return -1, err
 	}
 	// The SDK checks the age before the MAC; so do we, so a stale delivery
 	// is reported as stale whether or not its signature is still good.
 	if p.tolerance >= 0 && tooOld(sh.Timestamp, now, p.tolerance) {
-		return domain.AuthProof{}, domain.Invalid(op, Header+" timestamp t="+strconv.FormatInt(sh.Timestamp, 10)+
+		return -1, domain.Invalid(op, Header+" timestamp t="+strconv.FormatInt(sh.Timestamp, 10)+
 			" is older than the "+p.tolerance.String()+" tolerance", ErrTooOld)
 	}
 	i := p.match(sh, body)
 	if i < 0 {
-		return domain.AuthProof{}, domain.Invalid(op, "no "+Header+" v1 signature matches a configured secret", ErrNoValidSignature)
+		return -1, domain.Invalid(op, "no "+Header+" v1 signature matches a configured secret", ErrNoValidSignature)
 	}
-	return domain.AuthProof{Scheme: Scheme, SecretID: domain.SecretFingerprint(string(p.secrets[i]))}, nil
+	return i, nil
 }
 
 // match returns the index of the first configured secret that any v1 of sh
