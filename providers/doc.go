@@ -1,7 +1,9 @@
 // Package providers holds what payledger's payment-provider adapters share:
 // the causes of verification failures (ErrNotSigned, ErrInvalidHeader,
 // ErrNoValidSignature, ErrTooOld), IDProblem for identifiers taken from
-// payloads, and ObservationID for facts observed through a status API.
+// payloads, ObservationID for facts observed through a status API, and
+// AuthenticateHMAC, the rule by which an HMAC scheme re-verifies a stored
+// delivery with the secret fingerprint kept at receipt.
 //
 // Each provider is one sub-package (stripe, mercadopago, asaas, pagarme)
 // owning everything specific to it: header names, signature scheme, payload

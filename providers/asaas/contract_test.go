@@ -12,6 +12,7 @@ import (
 
 var (
 	_ providertest.Provider      = (*Provider)(nil)
+	_ providertest.Authenticator = (*Provider)(nil)
 	_ providertest.SourceChecker = (*Provider)(nil)
 	_ providertest.StatusFetcher = (*StatusClient)(nil)
 	_ providertest.Lister        = (*StatusClient)(nil)
@@ -56,6 +57,7 @@ func contractVectors(t *testing.T) providertest.Vectors {
 		},
 		SignedHeaders: []string{Header},
 		RejectKind:    domain.KindUnauthorized,
+		Authenticity:  domain.AuthUnverifiable, // a static token signs nothing
 		Secrets:       []string{testToken},
 	}
 }

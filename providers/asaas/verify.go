@@ -26,7 +26,23 @@ var (
 // token in constant time, whatever matched. Failures are KindUnauthorized
 // errors wrapping ErrNoToken or ErrWrongToken that never quote the token;
 // query, body and clock are unused because Asaas signs nothing.
-func (p *Provider) Verify(_ context.Context, header http.Header, _ url.Values, _ []byte, _ time.Time) error {
+func (p *Provider) Verify(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) error {
+	_, err := p.VerifyProof(ctx, header, query, body, now)
+	return err
+}
+
+// VerifyProof is Verify returning, on success, a proof naming only the
+// scheme: a static token proves nothing about the body, and its fingerprint
+// would only record a credential, so nothing more is kept.
+func (p *Provider) VerifyProof(_ context.Context, header http.Header, _ url.Values, _ []byte, _ time.Time) (domain.AuthProof, error) {
+	if err := p.checkToken(header); err != nil {
+		return domain.AuthProof{}, err
+	}
+	return domain.AuthProof{Scheme: Scheme}, nil
+}
+
+// checkToken is the token comparison of Verify.
+func (p *Provider) checkToken(header http.Header) error {
 	const op = "asaas: verify"
 	got := header.Get(Header)
 	if got == "" {

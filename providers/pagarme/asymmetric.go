@@ -90,23 +90,32 @@ func parseAsymmetricHeader(op, h string) (AsymmetricHeader, error) {
 	return ah, nil
 }
 
-// verifyRS256 checks the asymmetric signature with the JWKS key of its kid.
-func (p *Provider) verifyRS256(ctx context.Context, value string, body []byte, now time.Time) error {
+// verifyRS256 checks the asymmetric signature with the JWKS key of its kid
+// and names the key that verified.
+func (p *Provider) verifyRS256(ctx context.Context, value string, body []byte, now time.Time) (verified, error) {
 	ah, err := parseAsymmetricHeader(opVerify, value)
 	if err != nil {
-		return err
+		return verified{}, err
 	}
 	keys, err := p.keys.lookup(ctx, ah.KeyID, now)
 	if err != nil {
-		return err
+		return verified{}, err
 	}
+	if k := verifyingKey(keys, ah, body); k != nil {
+		return verified{kid: ah.KeyID, key: k}, nil
+	}
+	return verified{}, domain.Invalid(opVerify, HeaderAsymmetric+" signature does not verify with key "+quote(ah.KeyID), ErrNoValidSignature)
+}
+
+// verifyingKey returns the first of keys under which ah signs body, or nil.
+func verifyingKey(keys []*rsa.PublicKey, ah AsymmetricHeader, body []byte) *rsa.PublicKey {
 	digest := sha256.Sum256(body)
 	for _, k := range keys {
 		if rsa.VerifyPKCS1v15(k, crypto.SHA256, digest[:], ah.Signature) == nil {
-			return nil
+			return k
 		}
 	}
-	return domain.Invalid(opVerify, HeaderAsymmetric+" signature does not verify with key "+quote(ah.KeyID), ErrNoValidSignature)
+	return nil
 }
 
 // SignRS256 returns an X-Webhook-Asymmetric-Signature value for body signed

@@ -21,6 +21,21 @@ func BenchmarkVerifyRS256(b *testing.B) {
 	}
 }
 
+// BenchmarkVerifyProofRS256 is BenchmarkVerifyRS256 through VerifyProof,
+// which also encodes the verifying key as the JWK kept with the fact.
+func BenchmarkVerifyProofRS256(b *testing.B) {
+	body := vectorBody(b)
+	key := testKeys()[0]
+	srv := newJWKSServer(b, map[string]*rsa.PublicKey{"k1": &key.PublicKey})
+	p := newProvider(b, Config{JWKSURL: srv.URL})
+	h := headers(HeaderAsymmetric, signRS256(b, body, key, "k1"))
+	for b.Loop() {
+		if _, err := p.VerifyProof(b.Context(), h, nil, body, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkVerifyHub(b *testing.B) {
 	body := vectorBody(b)
 	p := newProvider(b, Config{Secrets: []string{"sk_new", vectorSecret}})

@@ -41,18 +41,29 @@ func parseHubHeader(op, h string) ([]byte, error) {
 	return mac, nil
 }
 
-// verifyHub checks a legacy HMAC-SHA1 against every configured secret.
-func (p *Provider) verifyHub(value string, body []byte) error {
+// verifyHub checks a legacy HMAC-SHA1 against every configured secret and
+// names the first that matched.
+func (p *Provider) verifyHub(value string, body []byte) (verified, error) {
 	mac, err := parseHubHeader(opVerify, value)
 	if err != nil {
-		return err
+		return verified{}, err
 	}
-	for _, secret := range p.secrets {
+	i := p.matchHub(mac, body)
+	if i < 0 {
+		return verified{}, domain.Invalid(opVerify, HeaderHub+" does not match a configured secret", ErrNoValidSignature)
+	}
+	return verified{secret: i}, nil
+}
+
+// matchHub returns the index of the first configured secret whose HMAC of
+// body is mac, or -1.
+func (p *Provider) matchHub(mac, body []byte) int {
+	for i, secret := range p.secrets {
 		if hmac.Equal(hubMAC(secret, body), mac) { // constant time
-			return nil
+			return i
 		}
 	}
-	return domain.Invalid(opVerify, HeaderHub+" does not match a configured secret", ErrNoValidSignature)
+	return -1
 }
 
 // SignHub returns an X-Hub-Signature value for body under secret, as

@@ -105,10 +105,21 @@ func MarshalJWKS(keys map[string]*rsa.PublicKey) ([]byte, error) {
 		Keys []jwk `json:"keys"`
 	}{Keys: []jwk{}}
 	for _, kid := range kids {
-		k := keys[kid]
-		set.Keys = append(set.Keys, jwk{Kty: "RSA", Use: "sig", Alg: algRS256, Kid: kid,
-			N: base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
-			E: base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes())})
+		set.Keys = append(set.Keys, jwkOf(kid, keys[kid]))
 	}
 	return json.Marshal(set)
+}
+
+// jwkOf is k published under kid as Pagar.me publishes it.
+func jwkOf(kid string, k *rsa.PublicKey) jwk {
+	return jwk{Kty: "RSA", Use: "sig", Alg: algRS256, Kid: kid,
+		N: base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
+		E: base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes())}
+}
+
+// marshalJWK encodes k as the JWK a domain.AuthProof keeps; signingKey reads
+// it back. Encoding a struct of strings cannot fail.
+func marshalJWK(kid string, k *rsa.PublicKey) json.RawMessage {
+	b, _ := json.Marshal(jwkOf(kid, k))
+	return b
 }

@@ -160,3 +160,12 @@ func (s *keySnapshot) get(kid string) []*rsa.PublicKey {
 	}
 	return s.keys[kid]
 }
+
+// cached returns the keys of kid in the snapshot held now, never fetching;
+// a nil key set (RS256 not configured) holds none.
+func (ks *keySet) cached(kid string) []*rsa.PublicKey {
+	if ks == nil {
+		return nil
+	}
+	return ks.cur.Load().get(kid)
+}

@@ -2,6 +2,7 @@ package pagarme
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"net/http"
 	"net/url"
@@ -38,13 +39,42 @@ const opVerify = "pagarme: verify"
 // except an unknown kid while the JWKS cannot be fetched (KindUnavailable,
 // ErrKeysUnavailable); now drives the JWKS cache, which may fetch with ctx.
 func (p *Provider) Verify(ctx context.Context, header http.Header, _ url.Values, body []byte, now time.Time) error {
+	_, err := p.verify(ctx, header, body, now)
+	return err
+}
+
+// VerifyProof is Verify returning, on success, what ingest keeps with the
+// fact: for RS256 the kid and the public key (as a JWK) that verified, so the
+// proof survives key rotation; for X-Hub-Signature the fingerprint of the
+// first secret that matched. It costs one small JSON encoding or SHA-256.
+func (p *Provider) VerifyProof(ctx context.Context, header http.Header, _ url.Values, body []byte, now time.Time) (domain.AuthProof, error) {
+	v, err := p.verify(ctx, header, body, now)
+	if err != nil {
+		return domain.AuthProof{}, err
+	}
+	if v.key != nil {
+		return domain.AuthProof{Scheme: SchemeRS256, KeyID: v.kid, Key: marshalJWK(v.kid, v.key)}, nil
+	}
+	return domain.AuthProof{Scheme: SchemeHub, SecretID: domain.SecretFingerprint(string(p.secrets[v.secret]))}, nil
+}
+
+// verified says what verified a delivery: the RS256 key and its kid, or
+// else the index of the X-Hub-Signature secret.
+type verified struct {
+	kid    string
+	key    *rsa.PublicKey
+	secret int
+}
+
+// verify is Verify returning what verified the delivery.
+func (p *Provider) verify(ctx context.Context, header http.Header, body []byte, now time.Time) (verified, error) {
 	switch scheme, value := p.scheme(header); scheme {
 	case HeaderAsymmetric:
 		return p.verifyRS256(ctx, value, body, now)
 	case HeaderHub:
 		return p.verifyHub(value, body)
 	}
-	return domain.Invalid(opVerify, p.notSignedMessage(header), ErrNotSigned)
+	return verified{}, domain.Invalid(opVerify, p.notSignedMessage(header), ErrNotSigned)
 }
 
 // scheme picks the header that decides a delivery, by the precedence Verify

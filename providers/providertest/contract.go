@@ -19,6 +19,14 @@ type Provider interface {
 	Parse(ctx context.Context, header http.Header, query url.Values, body []byte) (domain.Notification, error)
 }
 
+// Authenticator is the contract the evidence route will declare: the proof
+// ingest keeps from the verifying pass, and re-verification of a stored
+// delivery with it (issue 19).
+type Authenticator interface {
+	VerifyProof(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) (domain.AuthProof, error)
+	Authenticate(header http.Header, query url.Values, body []byte, proof domain.AuthProof) domain.Authenticity
+}
+
 // SourceChecker is the optional contract api declares for providers that
 // also authenticate a delivery by its source address.
 type SourceChecker interface {

@@ -34,6 +34,7 @@ func Run(t *testing.T, p Provider, v Vectors) {
 			t.Run(a.Name, func(t *testing.T) { testDerived(t, p, derive(a.Delivery, v), v.Secrets) })
 		}
 	})
+	t.Run("authenticity", func(t *testing.T) { testAuthenticity(t, p, v) })
 }
 
 // checkCoverage fails when a required class has neither a vector nor an

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payledger/payledger/domain"
+	"github.com/payledger/payledger/providers"
 	"github.com/payledger/payledger/providers/providertest"
 )
 
@@ -26,6 +27,7 @@ type fake struct {
 	unstable    bool // event IDs change from call to call
 	leak        bool // errors quote the secret
 	ignoreTyped bool // tracked deliveries give no events
+	authAll     bool // Authenticate says verified to anything
 	calls       int
 }
 
@@ -50,6 +52,21 @@ func (f *fake) Verify(_ context.Context, h http.Header, _ url.Values, body []byt
 		return domain.Invalid("fake: verify", msg, errBadSig)
 	}
 	return nil
+}
+
+func (f *fake) VerifyProof(ctx context.Context, h http.Header, q url.Values, body []byte, now time.Time) (domain.AuthProof, error) {
+	if err := f.Verify(ctx, h, q, body, now); err != nil {
+		return domain.AuthProof{}, err
+	}
+	return domain.AuthProof{SecretID: domain.SecretFingerprint(secret)}, nil
+}
+
+func (f *fake) Authenticate(h http.Header, _ url.Values, body []byte, proof domain.AuthProof) domain.Authenticity {
+	matched := -1
+	if f.authAll || hmac.Equal([]byte(h.Get("X-Sig")), []byte(sign(body))) {
+		matched = 0
+	}
+	return providers.AuthenticateHMAC(providers.Fingerprints([][]byte{[]byte(secret)}), matched, proof.SecretID)
 }
 
 func (f *fake) Parse(_ context.Context, _ http.Header, _ url.Values, body []byte) (domain.Notification, error) {
@@ -121,6 +138,7 @@ func TestRunCatchesFlaws(t *testing.T) {
 		"leak":        "quotes a secret",
 		"ignoreTyped": "Parse() gave no events",
 		"noStale":     "no stale delivery and no reason why none can exist",
+		"authAll":     "want neither verified nor a quoted secret",
 	}
 	for flaw, want := range tests {
 		t.Run(flaw, func(t *testing.T) {
@@ -154,6 +172,8 @@ func TestFlawedChild(t *testing.T) {
 		f.ignoreTyped = true
 	case "noStale":
 		v.Exempt = nil
+	case "authAll":
+		f.authAll = true
 	}
 	providertest.Run(t, f, v)
 }

@@ -73,6 +73,10 @@ type Vectors struct {
 	BodySigned    bool
 	RejectKind    domain.Kind
 
+	// Authenticity is what Authenticate gives every Accepted and Ignored
+	// delivery with the proof VerifyProof returned; "" means AuthVerified.
+	Authenticity domain.AuthResult
+
 	// Secrets are the configured secrets: no error may quote one.
 	Secrets []string
 }

@@ -49,3 +49,17 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVerifyProof is BenchmarkVerify's one-secret case through
+// VerifyProof: the difference is what keeping the proof costs a delivery.
+func BenchmarkVerifyProof(b *testing.B) {
+	body := vectorBody(b)
+	h := headerOf("t=1700000000,v1=" + vectorS1)
+	p := newProvider(b, Config{Secrets: []string{vectorSecret}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.VerifyProof(b.Context(), h, nil, body, time.Unix(vectorT, 0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 var (
 	_ providertest.Provider      = (*Provider)(nil)
+	_ providertest.Authenticator = (*Provider)(nil)
 	_ providertest.StatusFetcher = (*StatusClient)(nil)
 	_ providertest.Lister        = (*StatusClient)(nil)
 )
