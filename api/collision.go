@@ -32,6 +32,10 @@ type collisionPayload struct {
 	RequestID       string    `json:"request_id,omitempty"`
 	EventID         string    `json:"event_id"`
 	StoredIn        string    `json:"stored_in"`
+	// The kept authenticating headers and proof, recorded with the facts
+	// when the re-check stores them.
+	AuthHeaders map[string]string `json:"auth_headers,omitempty"`
+	Proof       *domain.AuthProof `json:"proof,omitempty"`
 }
 
 // parkCollisions answers a delivery whose event ID (of one or more of its
@@ -42,11 +46,12 @@ type collisionPayload struct {
 // redelivery updates the same dead letter (its key is the event and the
 // stream). If the dead letter cannot be kept, the answer is 503: the
 // provider's retry is then the only copy.
-func (s *Server) parkCollisions(ctx context.Context, r *http.Request, name string, n domain.Notification,
-	res eventstore.Recorded, body []byte, now time.Time) (webhookResponse, error) {
-	del := collisionPayload{Provider: name, ContentType: r.Header.Get("Content-Type"), SignatureHeader: n.SignatureHeader,
-		Query: r.URL.RawQuery, Body: body, ReceivedAt: now.UTC(), RequestID: requestIDFrom(r.Context())}
-	id, err := keepCollisions(ctx, s.deadLetters, s.log, del, n, res, now)
+func (s *Server) parkCollisions(ctx context.Context, r *http.Request, n domain.Notification, meta eventstore.Metadata,
+	res eventstore.Recorded) (webhookResponse, error) {
+	del := collisionPayload{Provider: meta.Provider, ContentType: r.Header.Get("Content-Type"), SignatureHeader: n.SignatureHeader,
+		Query: meta.Query, Body: meta.RawBody, ReceivedAt: meta.ReceivedAt, RequestID: meta.RequestID,
+		AuthHeaders: meta.AuthHeaders, Proof: meta.Proof}
+	id, err := keepCollisions(ctx, s.deadLetters, s.log, del, n, res, meta.ReceivedAt)
 	if err != nil {
 		return webhookResponse{}, err
 	}

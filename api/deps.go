@@ -119,3 +119,17 @@ type DeadLetterRetrier interface {
 	Retry(ctx context.Context, id int64, by string) (domain.DeadLetter, error)
 	RetryMatching(ctx context.Context, f domain.DeadLetterFilter, by string) (int, error)
 }
+
+// ProofVerifier is a Provider whose verification also says how it verified
+// (which secret, which key): the webhook keeps that proof with the facts,
+// so evidence can later tell a rotated secret from an altered body. The
+// four adapters implement it; a Provider without it is verified with Verify.
+type ProofVerifier interface {
+	VerifyProof(ctx context.Context, header http.Header, query url.Values, body []byte, now time.Time) (domain.AuthProof, error)
+}
+
+// HeaderKeeper names the authenticating headers a provider's deliveries
+// carry that are safe to keep with each fact (never a static token).
+type HeaderKeeper interface {
+	KeptHeaders() []string
+}

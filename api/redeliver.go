@@ -77,6 +77,9 @@ func (d *Redelivery) Redeliver(ctx context.Context, payload json.RawMessage) (st
 	if del.ContentType != "" {
 		header.Set("Content-Type", del.ContentType)
 	}
+	for k, v := range del.AuthHeaders {
+		header.Set(k, v)
+	}
 	n, err := p.Parse(ctx, header, query, del.Body)
 	if err != nil {
 		return "", clientError(op+" "+del.Provider, "the delivery no longer parses", err)
@@ -87,7 +90,7 @@ func (d *Redelivery) Redeliver(ctx context.Context, payload json.RawMessage) (st
 	n.SignatureHeader = del.SignatureHeader
 	res, err := d.recorder.Record(ctx, n, eventstore.Metadata{Provider: del.Provider, ProviderEventType: n.ProviderEventType,
 		ReceivedAt: del.ReceivedAt, RawBody: del.Body, SignatureHeader: del.SignatureHeader, RequestID: del.RequestID,
-		Source: eventstore.SourceWebhook})
+		Source: eventstore.SourceWebhook, AuthHeaders: del.AuthHeaders, Query: del.Query, Proof: del.Proof})
 	if errors.Is(err, eventstore.ErrStoredElsewhere) && len(res.Collisions) > 0 {
 		if _, err := keepCollisions(ctx, d.deadLetters, d.log, del, n, res, time.Now()); err != nil {
 			return "", err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -68,7 +69,8 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 	}
 	now := s.cfg.Now()
 	query := r.URL.Query()
-	if err := p.Verify(r.Context(), r.Header, query, body, now); err != nil {
+	proof, err := verify(r.Context(), p, r.Header, query, body, now)
+	if err != nil {
 		return webhookResponse{}, clientError("api: verify "+name, "webhook signature verification failed", err)
 	}
 	n, err := p.Parse(r.Context(), r.Header, query, body)
@@ -80,16 +82,20 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WebhookTimeout)
 	defer cancel()
-	res, err := s.record(ctx, n, eventstore.Metadata{
+	meta := eventstore.Metadata{
 		Provider:          name,
 		ProviderEventType: n.ProviderEventType,
 		ReceivedAt:        now.UTC(),
 		RawBody:           body,
 		SignatureHeader:   n.SignatureHeader,
 		RequestID:         requestIDFrom(r.Context()),
-	})
+		AuthHeaders:       keptHeaders(p, r.Header),
+		Query:             r.URL.RawQuery,
+		Proof:             proof,
+	}
+	res, err := s.record(ctx, n, meta)
 	if errors.Is(err, eventstore.ErrStoredElsewhere) && len(res.Collisions) > 0 {
-		return s.parkCollisions(ctx, r, name, n, res, body, now)
+		return s.parkCollisions(ctx, r, n, meta, res)
 	}
 	if err != nil {
 		return webhookResponse{}, err
@@ -107,6 +113,39 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, name string) (w
 		resp.Streams = res.Streams
 	}
 	return resp, nil
+}
+
+// verify authenticates a delivery and returns how (nil when the provider
+// does not say, or the proof records nothing).
+func verify(ctx context.Context, p Provider, header http.Header, query url.Values, body []byte, now time.Time) (*domain.AuthProof, error) {
+	pv, ok := p.(ProofVerifier)
+	if !ok {
+		return nil, p.Verify(ctx, header, query, body, now)
+	}
+	proof, err := pv.VerifyProof(ctx, header, query, body, now)
+	if err != nil || proof.IsZero() {
+		return nil, err
+	}
+	return &proof, nil
+}
+
+// keptHeaders are the authenticating headers of the delivery its provider
+// allows to keep, as received.
+func keptHeaders(p Provider, header http.Header) map[string]string {
+	hk, ok := p.(HeaderKeeper)
+	if !ok {
+		return nil
+	}
+	var out map[string]string
+	for _, name := range hk.KeptHeaders() {
+		if v := header.Get(name); v != "" {
+			if out == nil {
+				out = make(map[string]string, 2)
+			}
+			out[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	return out
 }
 
 // remoteIP is the connection's peer address (the zero Addr when unparsable,

@@ -32,6 +32,14 @@ type Metadata struct {
 	// Source is how the fact reached the store (SourceWebhook, SourceAPI,
 	// SourceBackfill); absent on facts stored before it was recorded.
 	Source string `json:"source,omitempty"`
+	// AuthHeaders are the delivery's authenticating headers its provider
+	// names as safe to keep (a signature, Mercado Pago's x-request-id; never
+	// a static token), Query its raw query string (Mercado Pago signs
+	// data.id from it) and Proof how it was verified: with them evidence
+	// re-verifies the delivery later. Absent on facts stored before.
+	AuthHeaders map[string]string `json:"auth_headers,omitempty"`
+	Query       string            `json:"query,omitempty"`
+	Proof       *domain.AuthProof `json:"proof,omitempty"`
 }
 
 // Codec encodes domain events to EventData and decodes recorded events. Its

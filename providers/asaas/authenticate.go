@@ -21,3 +21,7 @@ const noSignature = "Asaas authenticates deliveries with a static access token (
 func (p *Provider) Authenticate(_ http.Header, _ url.Values, _ []byte, _ domain.AuthProof) domain.Authenticity {
 	return providers.Unverifiable(noSignature)
 }
+
+// KeptHeaders names the headers ingest keeps with each fact so Authenticate
+// can re-verify it later: nothing: its only credential is the static access token, which must never be stored.
+func (p *Provider) KeptHeaders() []string { return nil }

@@ -78,3 +78,7 @@ func checkBody(a domain.Authenticity, dataID string, body []byte) domain.Authent
 	a.Reason += bodyNotSigned
 	return a
 }
+
+// KeptHeaders names the headers ingest keeps with each fact so Authenticate
+// can re-verify it later: the signature and the request ID its manifest signs.
+func (p *Provider) KeptHeaders() []string { return []string{Header, RequestIDHeader} }

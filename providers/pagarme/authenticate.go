@@ -107,3 +107,7 @@ func (p *Provider) authenticateCached(ah AsymmetricHeader, body []byte) domain.A
 	return domain.Authenticity{Result: domain.AuthVerified, KeyID: ah.KeyID,
 		Reason: "checked with key " + quote(ah.KeyID) + " of the key set held now: the fact was recorded before keys were kept with it"}
 }
+
+// KeptHeaders names the headers ingest keeps with each fact so Authenticate
+// can re-verify it later: whichever signature header the delivery carries.
+func (p *Provider) KeptHeaders() []string { return []string{HeaderAsymmetric, HeaderHub} }

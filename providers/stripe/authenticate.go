@@ -22,3 +22,7 @@ func (p *Provider) Authenticate(header http.Header, _ url.Values, body []byte, p
 	}
 	return providers.AuthenticateHMAC(providers.Fingerprints(p.secrets), p.match(sh, body), proof.SecretID)
 }
+
+// KeptHeaders names the headers ingest keeps with each fact so Authenticate
+// can re-verify it later: the signature header.
+func (p *Provider) KeptHeaders() []string { return []string{Header} }
