@@ -1,0 +1,159 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/payledger/payledger/eventstore"
+)
+
+// ChainFindingKind says what VerifyChains found wrong with a stream.
+type ChainFindingKind string
+
+// Kinds of ChainFinding. All but ChainUnsealed break the chain.
+const (
+	// ChainBroken: the event's recomputed hash differs from its seal.
+	ChainBroken ChainFindingKind = "broken"
+	// ChainMissing: a sealed revision has no event in the store.
+	ChainMissing ChainFindingKind = "missing"
+	// ChainUnsealedGap: an event has no seal though later ones do.
+	ChainUnsealedGap ChainFindingKind = "unsealed_gap"
+	// ChainUnsealed: the stream's last events are not sealed yet (the
+	// sealer is behind); not a break.
+	ChainUnsealed ChainFindingKind = "unsealed"
+)
+
+// ChainFinding is the first finding of one stream. Expected is the sealed
+// hash, Found the recomputed one (zero when there is none to compare).
+// For ChainUnsealed, Revision is the first unsealed revision and Events
+// the length of the unsealed tail.
+type ChainFinding struct {
+	Kind     ChainFindingKind
+	Stream   string
+	Revision uint64
+	Expected [32]byte
+	Found    [32]byte
+	Events   int
+}
+
+// MaxChainFindings bounds each list of a ChainReport; the counts go on.
+const MaxChainFindings = 1000
+
+// ChainReport is what VerifyChains found.
+type ChainReport struct {
+	Streams  int // sealed streams checked
+	Events   int // sealed events checked
+	Broken   []ChainFinding
+	Unsealed []ChainFinding
+	// BrokenStreams and UnsealedStreams count every finding, listed or not.
+	BrokenStreams, UnsealedStreams int
+}
+
+// OK reports whether no chain is broken (unsealed tails are not breaks).
+func (r ChainReport) OK() bool { return r.BrokenStreams == 0 }
+
+// sealRow is one stored seal.
+type sealRow struct {
+	rev  uint64
+	hash [32]byte
+}
+
+// verifyPage is how many stream names one keyset page reads.
+const verifyPage = 500
+
+// VerifyChains re-computes the chain of every sealed stream from the
+// store's events and compares it with the seals, one stream in memory at a
+// time. progress, when set, is told the sealed events checked out of the
+// total after each stream.
+func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int)) (ChainReport, error) {
+	var rep ChainReport
+	var total int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM event_seals").Scan(&total); err != nil {
+		return rep, fmt.Errorf("projections: verify chains: count seals: %w", err)
+	}
+	after := ""
+	for {
+		rows, _ := pool.Query(ctx, `SELECT DISTINCT stream FROM event_seals WHERE stream > $1 ORDER BY stream LIMIT $2`, after, verifyPage)
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return rep, fmt.Errorf("projections: verify chains: list streams after %q: %w", after, err)
+		}
+		for _, name := range names {
+			if err := verifyOne(ctx, streams, pool, name, &rep); err != nil {
+				return rep, err
+			}
+			if progress != nil {
+				progress(rep.Events, total)
+			}
+		}
+		if len(names) < verifyPage {
+			return rep, nil
+		}
+		after = names[len(names)-1]
+	}
+}
+
+// verifyOne checks one stream and adds it to rep.
+func verifyOne(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, name string, rep *ChainReport) error {
+	rows, _ := pool.Query(ctx, "SELECT revision, hash FROM event_seals WHERE stream = $1 ORDER BY revision", name)
+	seals, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sealRow, error) {
+		var s sealRow
+		var hash []byte
+		err := row.Scan(&s.rev, &hash)
+		copy(s.hash[:], hash)
+		return s, err
+	})
+	if err != nil {
+		return fmt.Errorf("projections: verify chains: seals of %s: %w", name, err)
+	}
+	events, err := streams.ReadStream(ctx, name)
+	if err != nil {
+		return fmt.Errorf("projections: verify chains: read %s: %w", name, err)
+	}
+	rep.Streams++
+	rep.Events += len(seals)
+	f, ok := verifyStream(name, seals, events)
+	switch {
+	case !ok:
+	case f.Kind == ChainUnsealed:
+		rep.UnsealedStreams++
+		if len(rep.Unsealed) < MaxChainFindings {
+			rep.Unsealed = append(rep.Unsealed, f)
+		}
+	default:
+		rep.BrokenStreams++
+		if len(rep.Broken) < MaxChainFindings {
+			rep.Broken = append(rep.Broken, f)
+		}
+	}
+	return nil
+}
+
+// verifyStream walks seals and events (both in revision order) together
+// and returns the stream's first finding, if any.
+func verifyStream(stream string, seals []sealRow, events []eventstore.RecordedEvent) (ChainFinding, bool) {
+	prev := eventstore.ChainSeed
+	i, j := 0, 0
+	for i < len(seals) || j < len(events) {
+		switch {
+		case i == len(seals):
+			return ChainFinding{Kind: ChainUnsealed, Stream: stream, Revision: events[j].Revision, Events: len(events) - j}, true
+		case j == len(events) || seals[i].rev < events[j].Revision:
+			return ChainFinding{Kind: ChainMissing, Stream: stream, Revision: seals[i].rev, Expected: seals[i].hash}, true
+		case events[j].Revision < seals[i].rev:
+			found := eventstore.ChainHash(prev, events[j])
+			return ChainFinding{Kind: ChainUnsealedGap, Stream: stream, Revision: events[j].Revision, Found: found}, true
+		}
+		h := eventstore.ChainHash(prev, events[j])
+		if h != seals[i].hash {
+			return ChainFinding{Kind: ChainBroken, Stream: stream, Revision: events[j].Revision, Expected: seals[i].hash, Found: h}, true
+		}
+		prev = h
+		i++
+		j++
+	}
+	return ChainFinding{}, false
+}
