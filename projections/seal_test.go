@@ -248,3 +248,27 @@ func runSealerUntil(t *testing.T, s *Sealer, want eventstore.Position) {
 		t.Errorf("Run returned %v", err)
 	}
 }
+
+// TestSealerSealsNewEventsWithinSeconds: on an idle system a running
+// sealer seals an event well within the 10 s issue 19 allows.
+func TestSealerSealsNewEventsWithinSeconds(t *testing.T) {
+	f := newSealFixture(t)
+	f.populate(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- f.sealer.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(200 * time.Millisecond) // the sealer is idle, caught up
+	start := time.Now()
+	f.appendEvents(t, sealStreams[1], 1)
+	for f.count(t, "true") != 13 {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("not sealed within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("sealed after %s", time.Since(start))
+	if c, err := CountSeals(t.Context(), f.pool); err != nil || c.Sealed != 13 || c.Backfill != 12 || c.Epoch.IsZero() {
+		t.Errorf("CountSeals = %+v, %v; want 13 sealed, 12 by backfill", c, err)
+	}
+}

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -156,4 +157,27 @@ func verifyStream(stream string, seals []sealRow, events []eventstore.RecordedEv
 		j++
 	}
 	return ChainFinding{}, false
+}
+
+// SealCounts is how many events are sealed, and how many of those by the
+// backfill (recorded before the sealer first ran).
+type SealCounts struct {
+	Sealed, Backfill int
+	// Epoch is when the sealer first ran; zero if it never did.
+	Epoch time.Time
+}
+
+// CountSeals counts the seals.
+func CountSeals(ctx context.Context, pool *pgxpool.Pool) (SealCounts, error) {
+	var c SealCounts
+	var epoch *time.Time
+	err := pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE backfill),
+		(SELECT started_at FROM event_seal_epoch) FROM event_seals`).Scan(&c.Sealed, &c.Backfill, &epoch)
+	if err != nil {
+		return c, fmt.Errorf("projections: count seals: %w", err)
+	}
+	if epoch != nil {
+		c.Epoch = *epoch
+	}
+	return c, nil
 }
