@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestChainBackfillAndVerifyChains runs `ledger chain backfill` on a ledger
+// whose events were stored before any sealer ran, then `ledger verify
+// --chains`: clean, then with one stored event altered by SQL, which must be
+// named with its revision and make verify fail.
+func TestChainBackfillAndVerifyChains(t *testing.T) {
+	cfg, pool := projectedLedger(t)
+	env := mapEnv(map[string]string{"LEDGER_DATABASE_URL": cfg.DatabaseURL, "LEDGER_LOG_LEVEL": "error"})
+
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"chain", "backfill", "--json"}, env, &out, io.Discard); err != nil {
+		t.Fatalf("chain backfill: %v\n%s", err, out.String())
+	}
+	var bf chainBackfillReport
+	if err := json.Unmarshal(out.Bytes(), &bf); err != nil || bf.SealedNow != 8 || bf.Sealed != 8 || bf.Backfill != 8 {
+		t.Fatalf("backfill report %+v (%v), want 8 sealed now, all by backfill:\n%s", bf, err, out.String())
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"chain", "backfill"}, env, &out, io.Discard); err != nil || !strings.Contains(out.String(), "sealed 0 events now") {
+		t.Fatalf("second backfill: %v\n%s", err, out.String())
+	}
+
+	out.Reset()
+	if err := run(t.Context(), []string{"verify", "--chains", "--json"}, env, &out, io.Discard); err != nil {
+		t.Fatalf("verify --chains on a clean ledger: %v\n%s", err, out.String())
+	}
+	var rep verifyReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Chains == nil || !rep.Chains.OK || rep.Chains.Streams != 3 || rep.Chains.Events != 8 {
+		t.Fatalf("report %+v (%v):\n%s", rep.Chains, err, out.String())
+	}
+
+	const stream = "payment-stripe-pi_3QvA-refund_1"
+	if _, err := pool.Exec(t.Context(), `UPDATE es_events SET data = jsonb_set(data, '{amount_refunded}', '1')
+		WHERE stream = $1 AND revision = 2`, stream); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	err := run(t.Context(), []string{"verify", "--chains"}, env, &out, io.Discard)
+	if !errors.Is(err, errVerifyFailed) {
+		t.Fatalf("verify --chains after tampering: %v, want errVerifyFailed\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "chain broken "+stream+" revision 2: expected ") {
+		t.Errorf("output does not name %s revision 2:\n%s", stream, out.String())
+	}
+}
+
+// TestVerifyWithoutChainsHasNoChainsSection: the report is unchanged
+// without the flag.
+func TestVerifyWithoutChainsHasNoChainsSection(t *testing.T) {
+	cfg, _ := projectedLedger(t)
+	env := mapEnv(map[string]string{"LEDGER_DATABASE_URL": cfg.DatabaseURL, "LEDGER_LOG_LEVEL": "error"})
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"verify"}, env, &out, io.Discard); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "chains:") {
+		t.Errorf("chains section without --chains:\n%s", out.String())
+	}
+}
+
+func TestChainUsage(t *testing.T) {
+	for _, args := range [][]string{{"chain"}, {"chain", "seal"}, {"chain", "backfill", "extra"}} {
+		err := run(t.Context(), args, mapEnv(map[string]string{"LEDGER_DATABASE_URL": "postgres://127.0.0.1:1/x"}), io.Discard, io.Discard)
+		var u usageError
+		if !errors.As(err, &u) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
