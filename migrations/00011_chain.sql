@@ -11,7 +11,7 @@ CREATE TABLE event_seals (
     revision  bigint      NOT NULL CHECK (revision >= 0),
     event_id  uuid        NOT NULL,
     hash      bytea       NOT NULL CHECK (length(hash) = 32),
-    -- backfill: the event was recorded before the sealer first ran
+    -- backfill: the event was recorded before this migration ran
     -- (event_seal_epoch), so its seal was written after the fact by the
     -- one-time catch-up, not within seconds of its append.
     backfill  boolean     NOT NULL DEFAULT false,
@@ -19,12 +19,13 @@ CREATE TABLE event_seals (
     PRIMARY KEY (stream, revision)
 );
 
--- The moment the sealer first ran: events recorded before it are sealed as
--- backfill. One row, written once.
+-- The moment the chain began (this migration): events recorded before it
+-- are sealed as backfill. One row, written once.
 CREATE TABLE event_seal_epoch (
     one        boolean     PRIMARY KEY DEFAULT true CHECK (one),
     started_at timestamptz NOT NULL DEFAULT now()
 );
+INSERT INTO event_seal_epoch DEFAULT VALUES;
 
 -- +goose Down
 DROP TABLE event_seal_epoch;

@@ -61,7 +61,8 @@ func (c *SealerConfig) setDefaults() {
 // Sealer writes the chain seal (eventstore.ChainHash) of every event of the
 // store's global feed into event_seals, in feed order, with its checkpoint
 // advanced in the same transaction. Its first run seals the whole store from
-// the start: events recorded before that run are marked as backfill.
+// the start: events recorded before the chain began (event_seal_epoch, set
+// by the migration that created the seals) are marked as backfill.
 type Sealer struct {
 	cfg  SealerConfig
 	pool *pgxpool.Pool

@@ -19,7 +19,8 @@ import (
 // restarts from the database, where those events read as re-deliveries.
 var errSealTaken = errors.New("projections: seal: a planned seal is stored already")
 
-// sealEpoch returns when the sealer first ran, recording now if it never did.
+// sealEpoch returns when the chain began; the migration records it, and a
+// lost row is recorded again as now.
 func sealEpoch(ctx context.Context, pool *pgxpool.Pool) (time.Time, error) {
 	var t time.Time
 	_, err := pool.Exec(ctx, "INSERT INTO event_seal_epoch DEFAULT VALUES ON CONFLICT DO NOTHING")

@@ -83,11 +83,15 @@ func (f sealFixture) count(t testing.TB, where string) int {
 	return n
 }
 
-// populate appends 4 events to each fixture stream and seals them.
+// populate appends 4 events to each fixture stream, as stored before the
+// chain began (the epoch is moved after them), and seals them.
 func (f sealFixture) populate(t testing.TB) {
 	t.Helper()
 	for _, s := range sealStreams {
 		f.appendEvents(t, s, 4)
+	}
+	if _, err := f.pool.Exec(t.Context(), "UPDATE event_seal_epoch SET started_at = clock_timestamp()"); err != nil {
+		t.Fatal(err)
 	}
 	f.sealAll(t)
 }
@@ -99,7 +103,7 @@ func TestSealAndVerifyChainsClean(t *testing.T) {
 	if !rep.OK() || rep.Streams != 3 || rep.Events != 12 || rep.UnsealedStreams != 0 {
 		t.Fatalf("report %+v, want 3 intact streams of 12 sealed events", rep)
 	}
-	// Recorded before the sealer first ran: sealed as backfill.
+	// Recorded before the chain began: sealed as backfill.
 	if n := f.count(t, "backfill"); n != 12 {
 		t.Errorf("%d backfill seals, want 12", n)
 	}

@@ -160,10 +160,10 @@ func verifyStream(stream string, seals []sealRow, events []eventstore.RecordedEv
 }
 
 // SealCounts is how many events are sealed, and how many of those by the
-// backfill (recorded before the sealer first ran).
+// backfill (recorded before the chain began).
 type SealCounts struct {
 	Sealed, Backfill int
-	// Epoch is when the sealer first ran; zero if it never did.
+	// Epoch is when the chain began (the migration of event_seals).
 	Epoch time.Time
 }
 

@@ -154,13 +154,13 @@ type chainBackfillReport struct {
 	SealedNow  int       `json:"sealed_now"`
 	Sealed     int       `json:"sealed"`
 	Backfill   int       `json:"sealed_by_backfill"`
-	Epoch      time.Time `json:"epoch"` // when the sealer first ran
+	Epoch      time.Time `json:"epoch"` // when the chain began
 	Checkpoint string    `json:"checkpoint"`
 }
 
 // chainBackfill seals every event not sealed yet, from the sealer's
 // checkpoint (so a killed run resumes), until the feed is idle; events
-// recorded before the sealer first ran are sealed as backfill.
+// recorded before the chain began are sealed as backfill.
 func chainBackfill(ctx context.Context, e *environment) error {
 	pool, store, err := openCommandStores(ctx, e)
 	if err != nil {

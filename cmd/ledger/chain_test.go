@@ -7,15 +7,20 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestChainBackfillAndVerifyChains runs `ledger chain backfill` on a ledger
-// whose events were stored before any sealer ran, then `ledger verify
+// whose events were stored before the chain began, then `ledger verify
 // --chains`: clean, then with one stored event altered by SQL, which must be
 // named with its revision and make verify fail.
 func TestChainBackfillAndVerifyChains(t *testing.T) {
 	cfg, pool := projectedLedger(t)
 	env := mapEnv(map[string]string{"LEDGER_DATABASE_URL": cfg.DatabaseURL, "LEDGER_LOG_LEVEL": "error"})
+	// As if the ledger had stored these events before the chain began.
+	if _, err := pool.Exec(t.Context(), "UPDATE event_seal_epoch SET started_at = clock_timestamp()"); err != nil {
+		t.Fatal(err)
+	}
 
 	var out bytes.Buffer
 	if err := run(t.Context(), []string{"chain", "backfill", "--json"}, env, &out, io.Discard); err != nil {
@@ -76,4 +81,38 @@ func TestChainUsage(t *testing.T) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
+}
+
+// TestE2EChainSealedByServe: serve seals what its webhooks store, on either
+// backend, within seconds, and verify --chains finds every chain intact.
+func TestE2EChainSealedByServe(t *testing.T) { forEachBackend(t, testChainSealedByServe) }
+
+func testChainSealedByServe(t *testing.T, env map[string]string) {
+	l := startLedger(t, env)
+	id := "pi_3QxSeal-chain_01"
+	l.deliver(t, piEvent("evt_seal_1", "payment_intent.created", id, base, 4200),
+		piEvent("evt_seal_2", "payment_intent.succeeded", id, base+1, 4200))
+	l.waitPayment(t, id, statusIs("confirmed"))
+	verifyEnv := map[string]string{"LEDGER_DATABASE_URL": env["LEDGER_DATABASE_URL"], "LEDGER_LOG_LEVEL": "error",
+		"LEDGER_EVENTSTORE_URL": env["LEDGER_EVENTSTORE_URL"]}
+	start := time.Now()
+	for {
+		var out bytes.Buffer
+		err := run(t.Context(), []string{"verify", "--chains", "--json"}, mapEnv(verifyEnv), &out, io.Discard)
+		var rep verifyReport
+		if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || rep.Chains == nil {
+			t.Fatalf("verify --chains: %v, %v\n%s", err, jerr, out.String())
+		}
+		if c := rep.Chains; c.Events == 2 && c.UnsealedStreams == 0 {
+			if err != nil || !c.OK || c.Streams != 1 || c.Backfill != 0 {
+				t.Fatalf("verify --chains: %v, chains %+v", err, c)
+			}
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("not sealed within 10s: %+v", rep.Chains)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("sealed within %s", time.Since(start))
 }
