@@ -116,6 +116,15 @@ func TestSealAndVerifyChainsClean(t *testing.T) {
 	if rep := f.verify(t); !rep.OK() || rep.Events != 14 || rep.UnsealedStreams != 0 {
 		t.Errorf("report after more events %+v", rep)
 	}
+	// Pages of 1 and 2 streams (a full last page, a short one) see the
+	// same, and progress reaches the total.
+	for _, page := range []int{1, 2} {
+		var done, total int
+		rep, err := verifyChains(t.Context(), f.store, f.pool, func(d, n int) { done, total = d, n }, page)
+		if err != nil || !rep.OK() || rep.Streams != 3 || rep.Events != 14 || done != 14 || total != 14 {
+			t.Errorf("page %d: %+v, %v, progress %d/%d", page, rep, err, done, total)
+		}
+	}
 }
 
 // TestVerifyChainsNamesTheFirstBrokenLink alters one stream by SQL, as an

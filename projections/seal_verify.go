@@ -66,10 +66,15 @@ type sealRow struct {
 const verifyPage = 500
 
 // VerifyChains re-computes the chain of every sealed stream from the
-// store's events and compares it with the seals, one stream in memory at a
-// time. progress, when set, is told the sealed events checked out of the
-// total after each stream.
+// store's events and compares it with the seals, one page of streams' seals
+// and one stream's events in memory at a time. progress, when set, is told
+// the sealed events checked out of the total after each stream.
 func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int)) (ChainReport, error) {
+	return verifyChains(ctx, streams, pool, progress, verifyPage)
+}
+
+// verifyChains is VerifyChains with page streams a page.
+func verifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int), page int) (ChainReport, error) {
 	var rep ChainReport
 	var total int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM event_seals").Scan(&total); err != nil {
@@ -77,39 +82,55 @@ func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool,
 	}
 	after := ""
 	for {
-		rows, _ := pool.Query(ctx, `SELECT DISTINCT stream FROM event_seals WHERE stream > $1 ORDER BY stream LIMIT $2`, after, verifyPage)
-		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		names, seals, err := sealPage(ctx, pool, after, page)
 		if err != nil {
-			return rep, fmt.Errorf("projections: verify chains: list streams after %q: %w", after, err)
+			return rep, err
 		}
 		for _, name := range names {
-			if err := verifyOne(ctx, streams, pool, name, &rep); err != nil {
+			if err := verifyOne(ctx, streams, name, seals[name], &rep); err != nil {
 				return rep, err
 			}
 			if progress != nil {
 				progress(rep.Events, total)
 			}
 		}
-		if len(names) < verifyPage {
+		if len(names) < page {
 			return rep, nil
 		}
 		after = names[len(names)-1]
 	}
 }
 
-// verifyOne checks one stream and adds it to rep.
-func verifyOne(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, name string, rep *ChainReport) error {
-	rows, _ := pool.Query(ctx, "SELECT revision, hash FROM event_seals WHERE stream = $1 ORDER BY revision", name)
-	seals, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sealRow, error) {
-		var s sealRow
-		var hash []byte
-		err := row.Scan(&s.rev, &hash)
-		copy(s.hash[:], hash)
-		return s, err
+// sealPage reads the seals of the next page streams after after, in
+// stream and revision order.
+func sealPage(ctx context.Context, pool *pgxpool.Pool, after string, page int) ([]string, map[string][]sealRow, error) {
+	rows, _ := pool.Query(ctx, `SELECT s.stream, s.revision, s.hash FROM event_seals s
+		WHERE s.stream IN (SELECT DISTINCT stream FROM event_seals WHERE stream > $1 ORDER BY stream LIMIT $2)
+		ORDER BY s.stream, s.revision`, after, page)
+	var names []string
+	seals := map[string][]sealRow{}
+	var (
+		stream string
+		rev    int64
+		hash   []byte
+	)
+	_, err := pgx.ForEachRow(rows, []any{&stream, &rev, &hash}, func() error {
+		if len(names) == 0 || names[len(names)-1] != stream {
+			names = append(names, stream)
+		}
+		r := sealRow{rev: uint64(rev)}
+		copy(r.hash[:], hash)
+		seals[stream] = append(seals[stream], r)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("projections: verify chains: seals of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("projections: verify chains: seals after %q: %w", after, err)
 	}
+	return names, seals, nil
+}
+
+// verifyOne checks one stream against its seals and adds it to rep.
+func verifyOne(ctx context.Context, streams StreamReader, name string, seals []sealRow, rep *ChainReport) error {
 	events, err := streams.ReadStream(ctx, name)
 	if err != nil {
 		return fmt.Errorf("projections: verify chains: read %s: %w", name, err)
