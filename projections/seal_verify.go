@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,8 +67,8 @@ type sealRow struct {
 const verifyPage = 500
 
 // VerifyChains re-computes the chain of every sealed stream from the
-// store's events and compares it with the seals, one page of streams' seals
-// and one stream's events in memory at a time. progress, when set, is told
+// store's events and compares it with the seals, one page of streams (their
+// seals and events) in memory at a time. progress, when set, is told
 // the sealed events checked out of the total after each stream.
 func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int)) (ChainReport, error) {
 	return verifyChains(ctx, streams, pool, progress, verifyPage)
@@ -86,10 +87,15 @@ func verifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool,
 		if err != nil {
 			return rep, err
 		}
-		for _, name := range names {
-			if err := verifyOne(ctx, streams, name, seals[name], &rep); err != nil {
-				return rep, err
-			}
+		events, err := readStreams(ctx, streams, names)
+		if err != nil {
+			return rep, err
+		}
+		for i, name := range names {
+			rep.add(verifyStream(name, seals[name], events[i]))
+			rep.Streams++
+			rep.Events += len(seals[name])
+			events[i] = nil
 			if progress != nil {
 				progress(rep.Events, total)
 			}
@@ -129,15 +135,38 @@ func sealPage(ctx context.Context, pool *pgxpool.Pool, after string, page int) (
 	return names, seals, nil
 }
 
-// verifyOne checks one stream against its seals and adds it to rep.
-func verifyOne(ctx context.Context, streams StreamReader, name string, seals []sealRow, rep *ChainReport) error {
-	events, err := streams.ReadStream(ctx, name)
-	if err != nil {
-		return fmt.Errorf("projections: verify chains: read %s: %w", name, err)
+// verifyReaders is how many streams of a page are read at once: reads are
+// round trips, and overlapping a few keeps the verifier from waiting on each.
+const verifyReaders = 4
+
+// readStreams reads the page's streams, verifyReaders at a time.
+func readStreams(ctx context.Context, streams StreamReader, names []string) ([][]eventstore.RecordedEvent, error) {
+	out := make([][]eventstore.RecordedEvent, len(names))
+	errs := make([]error, len(names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(verifyReaders, len(names)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i], errs[i] = streams.ReadStream(ctx, names[i])
+			}
+		})
 	}
-	rep.Streams++
-	rep.Events += len(seals)
-	f, ok := verifyStream(name, seals, events)
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("projections: verify chains: read %s: %w", names[i], err)
+		}
+	}
+	return out, nil
+}
+
+// add counts a stream's finding, if any, listing it while there is room.
+func (rep *ChainReport) add(f ChainFinding, ok bool) {
 	switch {
 	case !ok:
 	case f.Kind == ChainUnsealed:
@@ -151,7 +180,6 @@ func verifyOne(ctx context.Context, streams StreamReader, name string, seals []s
 			rep.Broken = append(rep.Broken, f)
 		}
 	}
-	return nil
 }
 
 // verifyStream walks seals and events (both in revision order) together
