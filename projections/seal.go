@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -184,7 +185,10 @@ func (s *Sealer) session(ctx context.Context, idle time.Duration) (progressed bo
 			if err != nil {
 				return progressed, err
 			}
-		} else if subErr == nil && idle > 0 {
+		}
+		// Idle: nothing came, or only checkpoints (a filtered KurrentDB
+		// subscription sends them while it scans past system events).
+		if subErr == nil && idle > 0 && !slices.ContainsFunc(batch, func(m eventstore.Message) bool { return m.Event != nil }) {
 			return progressed, nil
 		}
 		if subErr != nil {

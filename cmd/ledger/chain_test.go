@@ -22,13 +22,28 @@ func TestChainBackfillAndVerifyChains(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A run stops when the feed is idle, which it can look while another
+	// test's transaction holds the server's xmin horizon: run it again
+	// until all 8 are sealed, as an operator would.
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"chain", "backfill", "--json"}, env, &out, io.Discard); err != nil {
-		t.Fatalf("chain backfill: %v\n%s", err, out.String())
-	}
 	var bf chainBackfillReport
-	if err := json.Unmarshal(out.Bytes(), &bf); err != nil || bf.SealedNow != 8 || bf.Sealed != 8 || bf.Backfill != 8 {
-		t.Fatalf("backfill report %+v (%v), want 8 sealed now, all by backfill:\n%s", bf, err, out.String())
+	for runs, sealed := 1, 0; ; runs++ {
+		out.Reset()
+		if err := run(t.Context(), []string{"chain", "backfill", "--json"}, env, &out, io.Discard); err != nil {
+			t.Fatalf("chain backfill: %v\n%s", err, out.String())
+		}
+		if err := json.Unmarshal(out.Bytes(), &bf); err != nil {
+			t.Fatalf("backfill report: %v\n%s", err, out.String())
+		}
+		if sealed += bf.SealedNow; sealed != bf.Sealed || bf.Backfill != bf.Sealed {
+			t.Fatalf("backfill report %+v after %d sealed in %d runs, want all by backfill", bf, sealed, runs)
+		}
+		if bf.Sealed == 8 || runs == 10 {
+			break
+		}
+	}
+	if bf.Sealed != 8 {
+		t.Fatalf("backfill report %+v, want 8 sealed", bf)
 	}
 	out.Reset()
 	if err := run(t.Context(), []string{"chain", "backfill"}, env, &out, io.Discard); err != nil || !strings.Contains(out.String(), "sealed 0 events now") {
