@@ -23,7 +23,7 @@ func (m *Main) components() []component {
 		cs = append(cs, component{"jobs", m.startJobs})
 	}
 	if m.cfg.Roles.Projector {
-		cs = append(cs, component{"projector", m.startProjector})
+		cs = append(cs, component{"projector", m.startProjector}, component{"sealer", m.startSealer})
 	}
 	return cs
 }
@@ -53,6 +53,20 @@ func (m *Main) startProjector(ctx context.Context) (func(context.Context) error,
 		defer close(done)
 		if err := runner.Run(runCtx); err != nil {
 			m.logger.Error("projector stopped", "err", err)
+		}
+	}()
+	return func(context.Context) error { cancel(); <-done; return nil }, nil
+}
+
+// startSealer runs the chain sealer (see chain.go) alongside the projector.
+func (m *Main) startSealer(ctx context.Context) (func(context.Context) error, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	sealer := projections.NewSealer(projections.SealerConfig{Logger: m.logger}, m.pool, m.store)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := sealer.Run(runCtx); err != nil {
+			m.logger.Error("sealer stopped", "err", err)
 		}
 	}()
 	return func(context.Context) error { cancel(); <-done; return nil }, nil

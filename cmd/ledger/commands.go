@@ -53,7 +53,13 @@ func commands() []command {
 				"review, dead letter or parked payment is older than --max-age"},
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
-				"is stored twice and every stream has a row; exit status 1 on any problem"},
+				"is stored twice and every stream has a row; --chains also re-computes every stream's hash chain\n" +
+				"and names the first broken link of each; exit status 1 on any problem"},
+		{name: "chain", args: "backfill", json: true, define: chainFlags,
+			summary: "backfill: seal, once, every stored event not sealed yet (those recorded before the chain\n" +
+				"began, at the migration of its table, are marked as backfill), from the sealer's checkpoint\n" +
+				"(a killed run resumes) until the store is idle; serve's projector role seals new events within\n" +
+				"seconds; `ledger verify --chains` checks the seals"},
 		{name: "replay", readOnly: true, args: "PROVIDER PAYMENT_ID", define: replayFlags,
 			summary: "every fact of one payment's stream in fold order (provider time, stored time, type, key\n" +
 				"fields, what it changed, the journal entries it posts), then its state; --as-of T [--basis\n" +

@@ -36,6 +36,10 @@ type verifyOptions struct {
 	// Wait polls until the projection has caught up with the store (lag 0)
 	// before checking; 0 checks at once. Postgres store only.
 	Wait time.Duration
+	// Chains re-computes every stream's hash chain too (see chain.go);
+	// Progress, when set, is told the sealed events checked.
+	Chains   bool
+	Progress func(done, total int)
 }
 
 // verifyReport is what verify found; --json prints it as is.
@@ -69,6 +73,8 @@ type verifyReport struct {
 	// OldestRunningJob is when the oldest still-running job was attempted:
 	// a job whose process was killed stays running until the queue rescues it.
 	OldestRunningJob *time.Time `json:"oldest_running_job_attempted_at,omitempty"`
+	// Chains is the --chains section; absent without the flag.
+	Chains *chainsReport `json:"chains,omitempty"`
 }
 
 // verifyMismatch is one field of one payment where the read model and the
@@ -92,8 +98,12 @@ type ledgerProblem struct {
 func verifyFlags(fs *flag.FlagSet) func(context.Context, *environment) error {
 	var opts verifyOptions
 	fs.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for the projection to catch up before checking")
+	fs.BoolVar(&opts.Chains, "chains", false, "also re-compute every stream's hash chain and name the first broken link of each")
 	return func(ctx context.Context, e *environment) error {
 		opts.JSON = e.json
+		bar := newChainProgress(e.stderr, e.json || !opts.Chains)
+		defer bar.done()
+		opts.Progress = bar.show
 		return verify(ctx, e, opts)
 	}
 }
@@ -114,8 +124,8 @@ func verify(ctx context.Context, e *environment, opts verifyOptions) error {
 		rep.print(e.stdout)
 	}
 	if !rep.OK {
-		return fmt.Errorf("verify: %d payments mismatched, %d streams without a row, %d duplicate event IDs, %d ledger problems: %w",
-			rep.Mismatched, rep.StreamsWithoutRow, rep.DuplicateEventIDs, len(rep.LedgerProblems), errVerifyFailed)
+		return fmt.Errorf("verify: %d payments mismatched, %d streams without a row, %d duplicate event IDs, %d ledger problems%s: %w",
+			rep.Mismatched, rep.StreamsWithoutRow, rep.DuplicateEventIDs, len(rep.LedgerProblems), rep.chainsSummary(), errVerifyFailed)
 	}
 	return nil
 }
@@ -168,7 +178,13 @@ func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opt
 	} else {
 		rep.countDuplicatesInRows()
 	}
-	rep.OK = rep.Mismatched == 0 && rep.StreamsWithoutRow == 0 && rep.DuplicateEventIDs == 0 && len(rep.LedgerProblems) == 0
+	if opts.Chains {
+		if rep.Chains, err = checkChains(ctx, pool, store, opts.Progress); err != nil {
+			return rep, err
+		}
+	}
+	rep.OK = rep.Mismatched == 0 && rep.StreamsWithoutRow == 0 && rep.DuplicateEventIDs == 0 && len(rep.LedgerProblems) == 0 &&
+		(rep.Chains == nil || rep.Chains.OK)
 	return rep, nil
 }
 
@@ -276,6 +292,9 @@ func (r verifyReport) print(w io.Writer) {
 	fmt.Fprintln(w)
 	r.printProblems(w)
 	r.printJobs(w)
+	if r.Chains != nil {
+		r.Chains.print(w)
+	}
 	for _, n := range r.NotChecked {
 		fmt.Fprintf(w, "not checked: %s\n", n)
 	}
