@@ -13,8 +13,13 @@
 // RunnerConfig.FollowUp's jobs inserted, and the checkpoint advanced with a
 // compare-and-set. A crash replays the batch with the same result; a moved
 // checkpoint stops the session and restarts from the database; an event the
-// codec cannot decode stops the projection just before it, never skipped. A
-// session advisory lock keeps one runner per name across processes. Queries
+// codec cannot decode, or a payment the read model rejects, parks that
+// payment's stream (parked_streams, and a dead letter in DeadLetters) while
+// every other payment goes on, never skipped: a retry re-projects it from the
+// store. Review facts land in reviews in the same transaction. A session
+// advisory lock keeps one runner per name across processes. The Sealer
+// follows the same feed to hash-chain every stream (event_seals) and
+// VerifyChains re-computes the chains (see "Tamper-evident streams"). Queries
 // reads one payment, or pages newest first with keyset cursors, and the
 // ledger: balances, daily activity, entry pages; AuditLedger checks it. It
 // also selects the payments the reconciler checks (in doubt, or a sample of
