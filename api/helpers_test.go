@@ -51,6 +51,7 @@ func newEnv(t *testing.T) *testEnv {
 			Reviews:         &fakeReviews{},
 			DeadLetterQueue: fakeDeadLetters{},
 			Retrier:         fakeDeadLetters{},
+			Seals:           noSeals{},
 		},
 		store: store,
 	}

@@ -48,6 +48,9 @@ func (s *Server) router() *mux.Router {
 		v1("/payments/{provider}/{provider_payment_id}", s.getPayment)
 		v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
 		v1("/payments/{provider}/{provider_payment_id}/ledger", s.paymentLedger)
+		if s.seals != nil {
+			v1("/payments/{provider}/{provider_payment_id}/evidence", s.getEvidence)
+		}
 		v1("/ledger/balances", s.ledgerBalances)
 		v1("/ledger/daily", s.ledgerDaily)
 		v1("/ledger/entries", s.ledgerEntries)

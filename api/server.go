@@ -42,6 +42,9 @@ type Deps struct {
 	// 404.
 	DeadLetterQueue DeadLetterReader
 	Retrier         DeadLetterRetrier
+	// Seals serves the chain proof of GET /v1/payments/{provider}/{id}/evidence;
+	// nil: the route answers 404.
+	Seals SealReader
 	// Registry, when set, receives the server's metrics and is served on
 	// GET /metrics. Nothing is registered globally.
 	Registry *prometheus.Registry
@@ -60,6 +63,7 @@ type Server struct {
 	deadLetters DeadLetterRecorder   // nil: collisions are 503
 	dlRead      DeadLetterReader     // nil: no dead-letter routes
 	retrier     DeadLetterRetrier    // nil: no retry routes
+	seals       SealReader           // nil: no evidence route
 	known       []string             // provider names the ledger filters accept
 	providers   map[string]Provider
 	checks      []Check
@@ -92,6 +96,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		deadLetters: deps.DeadLetters,
 		dlRead:      deps.DeadLetterQueue,
 		retrier:     deps.Retrier,
+		seals:       deps.Seals,
 		providers:   make(map[string]Provider, len(deps.Providers)),
 		checks:      deps.Checks,
 		tokens:      digestTokens(cfg.Tokens),

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"time"
 )
 
 // chainVersion tags the encoding ChainHash hashes; a new encoding gets a new
@@ -42,4 +43,14 @@ func writeField(h hash.Hash, b []byte) {
 	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
 	h.Write(n[:])
 	h.Write(b)
+}
+
+// Seal is the chain hash the sealer recorded for one stored event.
+type Seal struct {
+	Revision uint64
+	EventID  [16]byte
+	Hash     [32]byte
+	SealedAt time.Time
+	// Backfill: sealed by the backfill of events stored before the chain began.
+	Backfill bool
 }

@@ -172,6 +172,7 @@ func (m *Main) openHandler(context.Context) error {
 		Reconciliation:  queries,
 		Reconcile:       m.jobs,
 		Reviews:         queries,
+		Seals:           queries,
 		DeadLetters:     deadLetters,
 		DeadLetterQueue: deadLetters,
 		Retrier:         retrier,
