@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,25 +31,31 @@ func lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
-// lock waits until this process holds the projection's lock. It retries
-// (with backoff) while another process holds it or the database is
-// unreachable, and fails only when ctx is done.
+// lock waits until this process holds the projection's lock.
 func (r *Runner) lock(ctx context.Context) (*lease, error) {
-	key := lockKey(r.cfg.Name)
-	for attempt := 0; ; attempt++ {
-		lk, held, err := tryLock(ctx, r.pool, key)
+	return waitLock(ctx, r.pool, r.cfg.Name, "projection", r.log, r.cfg.retries())
+}
+
+// waitLock waits until this process holds the advisory lock of name (a
+// projection's, the sealer's). It retries (with backoff) while another
+// process holds it or the database is unreachable, and fails only when ctx
+// is done. what names the lock in the logs.
+func waitLock(ctx context.Context, pool *pgxpool.Pool, name, what string, log *slog.Logger, retries backoff.Exponential) (*lease, error) {
+	key := lockKey(name)
+	for attempt := 1; ; attempt++ {
+		lk, held, err := tryLock(ctx, pool, key)
 		switch {
 		case lk != nil:
-			r.log.InfoContext(ctx, "took the projection lock")
+			log.InfoContext(ctx, "took the "+what+" lock")
 			return lk, nil
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case held:
-			r.log.InfoContext(ctx, "another process holds the projection lock; waiting")
+			log.InfoContext(ctx, "another process holds the "+what+" lock; waiting")
 		default:
-			r.log.ErrorContext(ctx, "cannot take the projection lock", "err", err)
+			log.ErrorContext(ctx, "cannot take the "+what+" lock", "err", err)
 		}
-		if backoff.Sleep(ctx, r.cfg.retries().Delay(attempt+1)) != nil {
+		if backoff.Sleep(ctx, retries.Delay(attempt)) != nil {
 			return nil, ctx.Err()
 		}
 	}

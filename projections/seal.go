@@ -118,7 +118,7 @@ func (s *Sealer) follow(ctx context.Context, lk *lease) {
 			attempt = 1
 		}
 		s.log.ErrorContext(ctx, "sealer stopped; retrying from the committed checkpoint", "err", err, "attempt", attempt)
-		if backoff.Sleep(ctx, backoff.Exponential{Min: s.cfg.RetryMin, Max: s.cfg.RetryMax}.Delay(attempt)) != nil {
+		if backoff.Sleep(ctx, s.retries().Delay(attempt)) != nil {
 			return
 		}
 		if err := lk.check(ctx); err != nil {
@@ -130,23 +130,12 @@ func (s *Sealer) follow(ctx context.Context, lk *lease) {
 
 // lock waits for the sealer's advisory lock, as Runner.lock does.
 func (s *Sealer) lock(ctx context.Context) (*lease, error) {
-	key := lockKey(s.cfg.Name)
-	for attempt := 1; ; attempt++ {
-		lk, held, err := tryLock(ctx, s.pool, key)
-		switch {
-		case lk != nil:
-			return lk, nil
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case held:
-			s.log.InfoContext(ctx, "another process holds the sealer lock; waiting")
-		default:
-			s.log.ErrorContext(ctx, "cannot take the sealer lock", "err", err)
-		}
-		if backoff.Sleep(ctx, backoff.Exponential{Min: s.cfg.RetryMin, Max: s.cfg.RetryMax}.Delay(attempt)) != nil {
-			return nil, ctx.Err()
-		}
-	}
+	return waitLock(ctx, s.pool, s.cfg.Name, "sealer", s.log, s.retries())
+}
+
+// retries is the wait after failures and while another process holds the lock.
+func (s *Sealer) retries() backoff.Exponential {
+	return backoff.Exponential{Min: s.cfg.RetryMin, Max: s.cfg.RetryMax}
 }
 
 // session subscribes from the committed checkpoint and seals batches until
