@@ -27,7 +27,55 @@ type AuditReport struct {
 	EventsFolded    int
 	Mismatched      int // payments with at least one mismatch
 	Mismatches      []AuditMismatch
-	Streams         map[string]bool // the stream of every payments row
+	Streams         map[string]bool // the stream of every payments row checked
+	// Payments names every payment checked, provider/provider_payment_id,
+	// in order.
+	Payments []string
+}
+
+// AuditScope selects the payments an audit covers; the zero value is all.
+type AuditScope struct {
+	Provider  string    // "": every provider
+	PaymentID string    // "": every payment (of Provider)
+	Since     time.Time // zero: any time; else payments with an event recorded at or after it
+}
+
+// All reports whether s covers every payment.
+func (s AuditScope) All() bool { return s.Provider == "" && s.PaymentID == "" && s.Since.IsZero() }
+
+// names reports whether the payment is in s as far as its name tells.
+func (s AuditScope) names(provider, id string) bool {
+	return (s.Provider == "" || s.Provider == provider) && (s.PaymentID == "" || s.PaymentID == id)
+}
+
+// Recorded reports whether recs (one stream's events) are in s's time.
+func (s AuditScope) Recorded(recs []eventstore.RecordedEvent) bool {
+	if s.Since.IsZero() {
+		return true
+	}
+	for _, r := range recs {
+		if !r.RecordedAt.Before(s.Since) {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchStream reports whether the payment stream, named by provider and
+// id and read from store, is in s.
+func (s AuditScope) MatchStream(ctx context.Context, store StreamReader, provider, id string) (bool, error) {
+	if !s.names(provider, id) {
+		return false, nil
+	}
+	if s.Since.IsZero() {
+		return true, nil
+	}
+	stream := eventstore.PaymentStream(provider, id)
+	recs, err := store.ReadStream(ctx, stream)
+	if err != nil {
+		return false, fmt.Errorf("projections: audit scope: read %s: %w", stream, err)
+	}
+	return s.Recorded(recs), nil
 }
 
 // AuditMismatch is one field of one payment where the read model and the
@@ -44,6 +92,12 @@ type AuditMismatch struct {
 // rows and the checkpoint are read in one snapshot, so it is exact while a
 // runner is applying batches; it only reads.
 func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamReader) (AuditReport, error) {
+	return AuditOf(ctx, pool, name, store, AuditScope{})
+}
+
+// AuditOf is Audit of the payments in scope only: rows, reconciliation
+// log rows and reviews of other payments are not checked.
+func AuditOf(ctx context.Context, pool *pgxpool.Pool, name string, store StreamReader, scope AuditScope) (AuditReport, error) {
 	reviews := map[paymentKey]map[string]domain.Review{}
 	checkpoint, rows, checks, err := auditSnapshot(ctx, pool, name, reviews)
 	if err != nil {
@@ -54,11 +108,19 @@ func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamRea
 		reviews: reviews}
 	for _, row := range rows {
 		stream := eventstore.PaymentStream(row.Provider, row.ProviderPaymentID)
-		rep.Streams[stream] = true
-		n, diffs, err := a.check(ctx, row, stream)
-		if err != nil {
-			return rep, err
+		if !scope.names(row.Provider, row.ProviderPaymentID) {
+			continue
 		}
+		recs, err := store.ReadStream(ctx, stream)
+		if err != nil {
+			return rep, fmt.Errorf("projections: audit: read %s: %w", stream, err)
+		}
+		if !scope.Recorded(recs) {
+			continue
+		}
+		rep.Streams[stream] = true
+		rep.Payments = append(rep.Payments, row.Provider+"/"+row.ProviderPaymentID)
+		n, diffs := a.check(row, stream, recs)
 		rep.PaymentsChecked++
 		rep.EventsFolded += n
 		if len(diffs) > 0 {
@@ -68,15 +130,27 @@ func Audit(ctx context.Context, pool *pgxpool.Pool, name string, store StreamRea
 	}
 	// Checks logged for a payment without a payments row: no stream was
 	// read for them, and a check always follows a provider fact.
-	for _, k := range slices.SortedFunc(maps.Keys(checks), comparePaymentKeys) {
-		rep.Mismatched++
-		rep.Mismatches = append(rep.Mismatches, extraChecks(k.provider+"/"+k.id, checks[k])...)
+	if err := addExtras(ctx, &rep, store, scope, checks, extraChecks); err != nil {
+		return rep, err
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(reviews), comparePaymentKeys) {
-		rep.Mismatched++
-		rep.Mismatches = append(rep.Mismatches, extraReviews(k.provider+"/"+k.id, reviews[k])...)
+	return rep, addExtras(ctx, &rep, store, scope, reviews, extraReviews)
+}
+
+// addExtras adds the rows of payments in scope that no payments row
+// accounted for, as listed by extra.
+func addExtras[V any](ctx context.Context, rep *AuditReport, store StreamReader, scope AuditScope,
+	rows map[paymentKey]map[string]V, extra func(string, map[string]V) []AuditMismatch) error {
+	for _, k := range slices.SortedFunc(maps.Keys(rows), comparePaymentKeys) {
+		in, err := scope.MatchStream(ctx, store, k.provider, k.id)
+		if err != nil {
+			return err
+		}
+		if in {
+			rep.Mismatched++
+			rep.Mismatches = append(rep.Mismatches, extra(k.provider+"/"+k.id, rows[k])...)
+		}
 	}
-	return rep, nil
+	return nil
 }
 
 // Checkpoint returns the committed checkpoint of the projection name, or
@@ -153,13 +227,9 @@ type auditor struct {
 	reviews    map[paymentKey]map[string]domain.Review
 }
 
-// check folds the stream's events up to the checkpoint and compares the
-// result with the row. It returns the number of events folded.
-func (a auditor) check(ctx context.Context, row domain.PaymentState, stream string) (int, []AuditMismatch, error) {
-	recs, err := a.store.ReadStream(ctx, stream)
-	if err != nil {
-		return 0, nil, fmt.Errorf("projections: audit: read %s: %w", stream, err)
-	}
+// check folds the stream's events, recs, up to the checkpoint and compares
+// the result with the row. It returns the number of events folded.
+func (a auditor) check(row domain.PaymentState, stream string, recs []eventstore.RecordedEvent) (int, []AuditMismatch) {
 	name := row.Provider + "/" + row.ProviderPaymentID
 	var diffs []AuditMismatch
 	events := make([]domain.Event, 0, len(recs))
@@ -188,11 +258,11 @@ func (a auditor) check(ctx context.Context, row domain.PaymentState, stream stri
 	diffs = append(diffs, extraChecks(name, a.checks[k])...)
 	delete(a.checks, k)
 	if len(events) == 0 {
-		return 0, append(diffs, AuditMismatch{name, "stream", "row present", "no events in " + stream}), nil
+		return 0, append(diffs, AuditMismatch{name, "stream", "row present", "no events in " + stream})
 	}
 	p := domain.Fold(events...)
 	diffs = append(diffs, a.matchReviews(name, k, p.Reviews())...)
-	return len(events), append(diffs, compareStates(name, row, p.State())...), nil
+	return len(events), append(diffs, compareStates(name, row, p.State())...)
 }
 
 // compareStates lists the fields where the row differs from the fold.

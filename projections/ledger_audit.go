@@ -17,6 +17,9 @@ type LedgerAudit struct {
 	Entries  int // journal entries checked
 	Payments int // payments rows checked
 	Problems []LedgerProblem
+	// Sliced says the audit covered some payments only, so the running
+	// totals (ledger-wide sums) were not compared.
+	Sliced bool
 }
 
 // LedgerProblem is one difference AuditLedger found.
@@ -32,15 +35,25 @@ type LedgerProblem struct {
 // currency the whole ledger's debits equal its credits; and the running
 // totals equal the sums of the lines. It only reads.
 func AuditLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerAudit, error) {
-	var rep LedgerAudit
+	return AuditLedgerOf(ctx, pool, nil)
+}
+
+// AuditLedgerOf is AuditLedger of the named payments only
+// (provider/provider_payment_id; nil: every payment): their entries, their
+// books and the per-currency balance of their entries. The running totals
+// are ledger-wide, so a slice does not compare them.
+func AuditLedgerOf(ctx context.Context, pool *pgxpool.Pool, payments []string) (LedgerAudit, error) {
+	rep := LedgerAudit{Sliced: payments != nil}
+	checks := []func(context.Context, pgx.Tx, *LedgerAudit, []string) error{auditEntries, auditPayments, auditCurrencies}
+	if !rep.Sliced {
+		checks = append(checks, auditTotals)
+	}
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ledger_entries`).Scan(&rep.Entries); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ledger_entries e WHERE `+inSlice, payments).Scan(&rep.Entries); err != nil {
 			return err
 		}
-		for _, check := range []func(context.Context, pgx.Tx, *LedgerAudit) error{
-			auditEntries, auditPayments, auditCurrencies, auditTotals,
-		} {
-			if err := check(ctx, tx, &rep); err != nil {
+		for _, check := range checks {
+			if err := check(ctx, tx, &rep, payments); err != nil {
 				return err
 			}
 		}
@@ -52,10 +65,14 @@ func AuditLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerAudit, error) {
 	return rep, nil
 }
 
-// problems runs q, whose rows are (payment, detail), and adds one problem
-// of check per row.
-func problems(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, check, q string) error {
-	rows, _ := tx.Query(ctx, q)
+// inSlice is the condition that the entry e is of a payment in $1, a
+// text[] of provider/provider_payment_id (NULL: every payment).
+const inSlice = `($1::text[] IS NULL OR e.provider || '/' || e.provider_payment_id = ANY($1::text[]))`
+
+// problems runs q with the slice as $1, whose rows are (payment, detail),
+// and adds one problem of check per row.
+func problems(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, check, q string, payments []string) error {
+	rows, _ := tx.Query(ctx, q, payments)
 	var payment, detail string
 	_, err := pgx.ForEachRow(rows, []any{&payment, &detail}, func() error {
 		rep.Problems = append(rep.Problems, LedgerProblem{Payment: payment, Check: check, Detail: detail})
@@ -71,7 +88,7 @@ func problems(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, check, q string)
 // lengths, a line that is not exactly one positive side, or debits and
 // credits that differ. (An entry has one currency column: its lines cannot
 // mix currencies.)
-func auditEntries(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
+func auditEntries(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, payments []string) error {
 	return problems(ctx, tx, rep, "entry_balance", `
 	SELECT e.provider || '/' || e.provider_payment_id,
 		format('entry %s (%s): %s accounts, %s debits, %s credits, debits %s, credits %s, %s malformed lines',
@@ -79,23 +96,24 @@ func auditEntries(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 			(SELECT sum(d) FROM unnest(e.debits) d), (SELECT sum(c) FROM unnest(e.credits) c),
 			(SELECT count(*) FROM unnest(e.debits, e.credits) AS l(d, c) WHERE NOT ((d > 0 AND c = 0) OR (d = 0 AND c > 0))))
 	FROM ledger_entries e
-	WHERE cardinality(e.accounts) = 0 OR cardinality(e.accounts) <> cardinality(e.debits)
+	WHERE `+inSlice+` AND (cardinality(e.accounts) = 0 OR cardinality(e.accounts) <> cardinality(e.debits)
 		OR cardinality(e.accounts) <> cardinality(e.credits)
 		OR (SELECT sum(d) FROM unnest(e.debits) d) <> (SELECT sum(c) FROM unnest(e.credits) c)
-		OR EXISTS (SELECT 1 FROM unnest(e.debits, e.credits) AS l(d, c) WHERE NOT ((d > 0 AND c = 0) OR (d = 0 AND c > 0)))
-	ORDER BY 1, e.id`)
+		OR EXISTS (SELECT 1 FROM unnest(e.debits, e.credits) AS l(d, c) WHERE NOT ((d > 0 AND c = 0) OR (d = 0 AND c > 0))))
+	ORDER BY 1, e.id`, payments)
 }
 
 // auditCurrencies compares each currency's debits and credits.
-func auditCurrencies(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
+func auditCurrencies(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, payments []string) error {
 	return problems(ctx, tx, rep, "currency_balance", `
 	SELECT '', format('%s: debits %s, credits %s', e.currency, sum(l.debit), sum(l.credit))
 	FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit)
-	GROUP BY e.currency HAVING sum(l.debit) <> sum(l.credit) ORDER BY e.currency`)
+	WHERE `+inSlice+`
+	GROUP BY e.currency HAVING sum(l.debit) <> sum(l.credit) ORDER BY e.currency`, payments)
 }
 
 // auditTotals compares every running total with the lines it adds up.
-func auditTotals(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
+func auditTotals(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, _ []string) error {
 	return problems(ctx, tx, rep, "running_totals", `
 	WITH l AS (
 		SELECT e.provider, e.currency, e.effective_at, e.recorded_at, l.account, l.debit, l.credit
@@ -109,24 +127,27 @@ func auditTotals(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 	SELECT '', format('%s %s %s %s/%s/%s: totals %s/%s, lines %s/%s', basis, unit, bucket AT TIME ZONE 'UTC',
 		provider, currency, account, t.debits, t.credits, s.debits, s.credits)
 	FROM ledger_totals t FULL JOIN s USING (basis, unit, bucket, provider, currency, account)
-	WHERE t.debits IS DISTINCT FROM s.debits OR t.credits IS DISTINCT FROM s.credits
-	ORDER BY basis, unit, bucket, provider, currency, account`)
+	WHERE $1::text[] IS NULL AND (t.debits IS DISTINCT FROM s.debits OR t.credits IS DISTINCT FROM s.credits)
+	ORDER BY basis, unit, bucket, provider, currency, account`, nil)
 }
 
 // auditPayments compares the sum of every payment's entries with the books
 // of its payments row.
-func auditPayments(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
+func auditPayments(ctx context.Context, tx pgx.Tx, rep *LedgerAudit, payments []string) error {
 	states, err := readPaymentStates(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("payment_books: %w", err)
 	}
-	rep.Payments = len(states)
-	sums, err := paymentSums(ctx, tx)
+	sums, err := paymentSums(ctx, tx, payments)
 	if err != nil {
 		return fmt.Errorf("payment_books: %w", err)
 	}
 	for _, s := range states {
 		name := s.Provider + "/" + s.ProviderPaymentID
+		if payments != nil && !slices.Contains(payments, name) {
+			continue
+		}
+		rep.Payments++
 		want := map[string]int64{}
 		for _, b := range domain.BooksOf(s).Balances() {
 			want[string(b.Currency)+" "+string(b.Account)] = b.Amount
@@ -149,10 +170,11 @@ func auditPayments(ctx context.Context, tx pgx.Tx, rep *LedgerAudit) error {
 
 // paymentSums returns the normal-side balance of every payment's entries
 // per "currency account", keyed by provider/provider_payment_id.
-func paymentSums(ctx context.Context, tx pgx.Tx) (map[string]map[string]int64, error) {
+func paymentSums(ctx context.Context, tx pgx.Tx, payments []string) (map[string]map[string]int64, error) {
 	rows, _ := tx.Query(ctx, `SELECT e.provider || '/' || e.provider_payment_id, e.currency, l.account,
 		sum(l.debit)::bigint, sum(l.credit)::bigint
-		FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit) GROUP BY 1, 2, 3`)
+		FROM ledger_entries e CROSS JOIN LATERAL unnest(e.accounts, e.debits, e.credits) AS l(account, debit, credit)
+		WHERE `+inSlice+` GROUP BY 1, 2, 3`, payments)
 	out := map[string]map[string]int64{}
 	var (
 		name, currency, account string
