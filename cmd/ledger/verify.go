@@ -40,6 +40,9 @@ type verifyOptions struct {
 	// Progress, when set, is told the sealed events checked.
 	Chains   bool
 	Progress func(done, total int)
+	// Scope is the slice checked (--payment, --provider, --since); the
+	// zero value is the whole ledger.
+	Scope projections.AuditScope
 }
 
 // verifyReport is what verify found; --json prints it as is.
@@ -75,6 +78,9 @@ type verifyReport struct {
 	OldestRunningJob *time.Time `json:"oldest_running_job_attempted_at,omitempty"`
 	// Chains is the --chains section; absent without the flag.
 	Chains *chainsReport `json:"chains,omitempty"`
+	// Scope is the slice checked; Checks is one row per check.
+	Scope  verifyScope   `json:"scope"`
+	Checks []verifyCheck `json:"checks"`
 }
 
 // verifyMismatch is one field of one payment where the read model and the
@@ -99,7 +105,14 @@ func verifyFlags(fs *flag.FlagSet) func(context.Context, *environment) error {
 	var opts verifyOptions
 	fs.DurationVar(&opts.Wait, "wait", 0, "wait up to this long for the projection to catch up before checking")
 	fs.BoolVar(&opts.Chains, "chains", false, "also re-compute every stream's hash chain and name the first broken link of each")
+	payment := fs.String("payment", "", "check only this payment, PROVIDER/ID")
+	provider := fs.String("provider", "", "check only this provider's payments")
+	since := fs.String("since", "", "check only payments with an event recorded at or after this RFC 3339 time")
 	return func(ctx context.Context, e *environment) error {
+		var err error
+		if opts.Scope, err = parseVerifyScope(*payment, *provider, *since); err != nil {
+			return err
+		}
 		opts.JSON = e.json
 		bar := newChainProgress(e.stderr, e.json || !opts.Chains)
 		defer bar.done()
@@ -145,7 +158,8 @@ func verifyLedger(ctx context.Context, cfg Config, opts verifyOptions, logger *s
 	return checkLedger(ctx, pool, store, opts)
 }
 
-// checkLedger makes verify's checks on the opened databases.
+// checkLedger makes verify's checks on the opened databases, on the slice
+// opts.Scope only.
 func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opts verifyOptions) (verifyReport, error) {
 	rep := newVerifyReport(store, opts)
 	if store.pg != nil {
@@ -153,45 +167,67 @@ func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opt
 			return rep, err
 		}
 	}
-	audit, err := projections.Audit(ctx, pool, projections.DefaultName, store)
+	audit, err := projections.AuditOf(ctx, pool, projections.DefaultName, store, opts.Scope)
 	if err != nil {
 		return rep, fmt.Errorf("verify: %w", err)
 	}
 	rep.addAudit(audit)
-	books, err := projections.AuditLedger(ctx, pool)
-	if err != nil {
-		return rep, fmt.Errorf("verify: %w", err)
-	}
-	rep.LedgerEntries = books.Entries
-	for _, p := range books.Problems {
-		rep.LedgerProblems = append(rep.LedgerProblems, ledgerProblem(p))
-	}
 	backlog, err := jobs.CountUnfinished(ctx, pool)
 	if err != nil {
 		return rep, fmt.Errorf("verify: %w", err)
 	}
 	rep.Jobs, rep.OldestRunningJob = backlog.ByState, backlog.OldestRunning
 	if store.pg != nil {
-		if err := rep.addStoreAudit(ctx, store.pg, audit); err != nil {
+		if err := rep.addStoreAudit(ctx, store.pg, audit, opts.Scope); err != nil {
 			return rep, err
 		}
 	} else {
 		rep.countDuplicatesInRows()
 	}
+	rep.Scope.Matched = audit.PaymentsChecked + rep.StreamsWithoutRow
+	if err := rep.addLedger(ctx, pool, audit, opts.Scope); err != nil {
+		return rep, err
+	}
 	if opts.Chains {
-		if rep.Chains, err = checkChains(ctx, pool, store, opts.Progress); err != nil {
+		if opts.Scope.All() {
+			rep.Chains, err = checkChains(ctx, pool, store, opts.Progress)
+		} else {
+			rep.Chains, err = checkChainsOf(ctx, pool, store, rep.sliceStreams(audit), opts.Progress)
+		}
+		if err != nil {
 			return rep, err
 		}
 	}
-	rep.OK = rep.Mismatched == 0 && rep.StreamsWithoutRow == 0 && rep.DuplicateEventIDs == 0 && len(rep.LedgerProblems) == 0 &&
-		(rep.Chains == nil || rep.Chains.OK)
+	rep.addChecks()
 	return rep, nil
+}
+
+// addLedger adds the journal's checks, of the audited payments only when
+// the run is a slice.
+func (r *verifyReport) addLedger(ctx context.Context, pool *pgxpool.Pool, a projections.AuditReport, scope projections.AuditScope) error {
+	var payments []string
+	if !scope.All() {
+		payments = append([]string{}, a.Payments...)
+	}
+	books, err := projections.AuditLedgerOf(ctx, pool, payments)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	r.LedgerEntries = books.Entries
+	for _, p := range books.Problems {
+		r.LedgerProblems = append(r.LedgerProblems, ledgerProblem(p))
+	}
+	if books.Sliced {
+		r.NotChecked = append(r.NotChecked, "running totals: they sum every payment, so a slice does not compare them")
+	}
+	return nil
 }
 
 // newVerifyReport is the empty report for store's backend; KurrentDB has no
 // cheap list of streams, so some checks are not made there.
 func newVerifyReport(store openedStore, opts verifyOptions) verifyReport {
-	rep := verifyReport{Backend: "postgres", LagEvents: -1, Mismatches: []verifyMismatch{}, LedgerProblems: []ledgerProblem{}}
+	rep := verifyReport{Backend: "postgres", LagEvents: -1, Mismatches: []verifyMismatch{}, LedgerProblems: []ledgerProblem{},
+		Scope: newScopeReport(opts.Scope)}
 	if store.pg != nil {
 		return rep
 	}
@@ -213,26 +249,40 @@ func (r *verifyReport) addAudit(a projections.AuditReport) {
 }
 
 // addStoreAudit adds the Postgres store's whole-store checks: duplicate
-// event IDs, streams without a row, and the projection's lag.
-func (r *verifyReport) addStoreAudit(ctx context.Context, store *postgres.Store, a projections.AuditReport) error {
+// event IDs, streams without a row, and the projection's lag. In a slice,
+// only the slice's streams without a row count, and duplicates are counted
+// among the slice's events (as on KurrentDB).
+func (r *verifyReport) addStoreAudit(ctx context.Context, store *postgres.Store, a projections.AuditReport, scope projections.AuditScope) error {
 	s, err := store.Audit(ctx, eventstore.PaymentStreamPrefix, a.Checkpoint)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
+	r.StoreHead, r.LagEvents = s.Head.String(), s.After
 	r.UniqueEventID = s.UniqueEventID
-	r.DuplicateScope = "the whole store (es_events)"
-	for _, d := range s.Duplicates {
-		r.Duplicates = append(r.Duplicates, fmt.Sprintf("%s ×%d", d.ID, d.Count))
-	}
-	r.DuplicateEventIDs = len(r.Duplicates)
 	for _, stream := range s.Streams {
-		if !a.Streams[stream] {
+		if a.Streams[stream] {
+			continue
+		}
+		in, err := inScope(ctx, store, scope, stream)
+		if err != nil {
+			return err
+		}
+		if in {
 			r.Orphans = append(r.Orphans, stream)
 		}
 	}
 	slices.Sort(r.Orphans)
 	r.StreamsWithoutRow = len(r.Orphans)
-	r.StoreHead, r.LagEvents = s.Head.String(), s.After
+	if !scope.All() {
+		r.countDuplicatesInRows()
+		r.DuplicateScope = "the slice's events"
+		return nil
+	}
+	r.DuplicateScope = "the whole store (es_events)"
+	for _, d := range s.Duplicates {
+		r.Duplicates = append(r.Duplicates, fmt.Sprintf("%s ×%d", d.ID, d.Count))
+	}
+	r.DuplicateEventIDs = len(r.Duplicates)
 	return nil
 }
 
@@ -282,6 +332,7 @@ func (r verifyReport) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "ledger verify: %s event store, checkpoint %s at %s, projection lag %s\n",
 		r.Backend, projections.DefaultName, r.Checkpoint, lag)
+	r.printChecks(w)
 	fmt.Fprintf(w, "payments checked %d, mismatched %d, streams without a row %d, duplicate event IDs %d\n",
 		r.PaymentsChecked, r.Mismatched, r.StreamsWithoutRow, r.DuplicateEventIDs)
 	fmt.Fprintf(w, "journal entries checked %d, ledger problems %d\n", r.LedgerEntries, len(r.LedgerProblems))
@@ -298,9 +349,12 @@ func (r verifyReport) print(w io.Writer) {
 	for _, n := range r.NotChecked {
 		fmt.Fprintf(w, "not checked: %s\n", n)
 	}
-	if r.OK {
+	switch {
+	case !r.Scope.All && r.Scope.Matched == 0:
+		fmt.Fprintln(w, "NOTHING MATCHED: the slice holds no payment, so no check was made")
+	case r.OK:
 		fmt.Fprintln(w, "OK")
-	} else {
+	default:
 		fmt.Fprintln(w, "FAILED")
 	}
 }
