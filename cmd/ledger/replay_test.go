@@ -123,6 +123,7 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validateSchema(t, "replay.schema.json", []byte(out))
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	var rep replayReport
