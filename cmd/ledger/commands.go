@@ -54,7 +54,8 @@ func commands() []command {
 		{name: "verify", readOnly: true, define: verifyFlags,
 			summary: "check, read-only, that every payments row equals the fold of its stream, no event ID\n" +
 				"is stored twice and every stream has a row; --chains also re-computes every stream's hash chain\n" +
-				"and names the first broken link of each; exit status 1 on any problem"},
+				"and names the first broken link of each; --payment PROVIDER/ID, --provider and --since T audit\n" +
+				"a slice; a table of the checks leads the report; exit status 1 on any problem"},
 		{name: "chain", args: "backfill", json: true, define: chainFlags,
 			summary: "backfill: seal, once, every stored event not sealed yet (those recorded before the chain\n" +
 				"began, at the migration of its table, are marked as backfill), from the sealer's checkpoint\n" +
