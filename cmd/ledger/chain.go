@@ -49,11 +49,18 @@ type chainFinding struct {
 
 // checkChains re-computes every sealed chain (see projections.VerifyChains).
 func checkChains(ctx context.Context, pool *pgxpool.Pool, store projections.StreamReader, progress func(done, total int)) (*chainsReport, error) {
+	return chainsOf(ctx, pool, func() (projections.ChainReport, error) {
+		return projections.VerifyChains(ctx, store, pool, progress)
+	})
+}
+
+// chainsOf runs one chain verification and reports it with the seal counts.
+func chainsOf(ctx context.Context, pool *pgxpool.Pool, run func() (projections.ChainReport, error)) (*chainsReport, error) {
 	counts, err := projections.CountSeals(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	rep, err := projections.VerifyChains(ctx, store, pool, progress)
+	rep, err := run()
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}

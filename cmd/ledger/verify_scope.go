@@ -101,23 +101,9 @@ func inScope(ctx context.Context, store projections.StreamReader, s projections.
 // checkChainsOf re-computes the chains of the slice's streams.
 func checkChainsOf(ctx context.Context, pool *pgxpool.Pool, store projections.StreamReader, names []string,
 	progress func(done, total int)) (*chainsReport, error) {
-	counts, err := projections.CountSeals(ctx, pool)
-	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
-	}
-	rep, err := projections.VerifyChainsOf(ctx, store, pool, names, progress)
-	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
-	}
-	out := &chainsReport{OK: rep.OK(), Streams: rep.Streams, Events: rep.Events, Sealed: counts.Sealed, Backfill: counts.Backfill,
-		BrokenStreams: rep.BrokenStreams, UnsealedStreams: rep.UnsealedStreams, Broken: []chainFinding{}, Unsealed: []chainFinding{}}
-	for _, f := range rep.Broken {
-		out.Broken = append(out.Broken, newChainFinding(f))
-	}
-	for _, f := range rep.Unsealed {
-		out.Unsealed = append(out.Unsealed, newChainFinding(f))
-	}
-	return out, nil
+	return chainsOf(ctx, pool, func() (projections.ChainReport, error) {
+		return projections.VerifyChainsOf(ctx, store, pool, names, progress)
+	})
 }
 
 // sliceStreams are the streams of the slice: every checked row's and every
