@@ -28,23 +28,8 @@ func VerifyChainsOf(ctx context.Context, streams StreamReader, pool *pgxpool.Poo
 		if err != nil {
 			return rep, err
 		}
-		events, err := readStreams(ctx, streams, page)
-		if err != nil {
+		if err := rep.checkPage(ctx, streams, page, seals, progress, total); err != nil {
 			return rep, err
-		}
-		for i, name := range page {
-			if len(seals[name]) == 0 && len(events[i]) == 0 {
-				continue
-			}
-			rep.add(verifyStream(name, seals[name], events[i]))
-			if len(seals[name]) > 0 {
-				rep.Streams++
-			}
-			rep.Events += len(seals[name])
-			events[i] = nil
-			if progress != nil {
-				progress(rep.Events, total)
-			}
 		}
 	}
 	return rep, nil

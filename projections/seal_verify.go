@@ -87,24 +87,40 @@ func verifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool,
 		if err != nil {
 			return rep, err
 		}
-		events, err := readStreams(ctx, streams, names)
-		if err != nil {
+		if err := rep.checkPage(ctx, streams, names, seals, progress, total); err != nil {
 			return rep, err
-		}
-		for i, name := range names {
-			rep.add(verifyStream(name, seals[name], events[i]))
-			rep.Streams++
-			rep.Events += len(seals[name])
-			events[i] = nil
-			if progress != nil {
-				progress(rep.Events, total)
-			}
 		}
 		if len(names) < page {
 			return rep, nil
 		}
 		after = names[len(names)-1]
 	}
+}
+
+// checkPage reads the page's streams and checks each against its seals. A
+// stream with neither seals nor events is skipped, and one with events but
+// no seal is its unsealed tail, not a checked stream.
+func (rep *ChainReport) checkPage(ctx context.Context, streams StreamReader, names []string,
+	seals map[string][]sealRow, progress func(done, total int), total int) error {
+	events, err := readStreams(ctx, streams, names)
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		if len(seals[name]) == 0 && len(events[i]) == 0 {
+			continue
+		}
+		rep.add(verifyStream(name, seals[name], events[i]))
+		if len(seals[name]) > 0 {
+			rep.Streams++
+		}
+		rep.Events += len(seals[name])
+		events[i] = nil
+		if progress != nil {
+			progress(rep.Events, total)
+		}
+	}
+	return nil
 }
 
 // sealPage reads the seals of the next page streams after after, in
