@@ -55,14 +55,18 @@ func (a asOf) holds(e domain.LedgerEntry) bool {
 // not yet born at the moment) is domain.ErrUnknownPayment. An event this
 // build cannot decode fails the read: skipping it would show a wrong state.
 func (s *Server) facts(ctx context.Context, provider, paymentID string, a asOf) ([]eventstore.RecordedEvent, []domain.Event, error) {
+	return readFacts(ctx, s.store, s.codec, provider, paymentID, a)
+}
+
+func readFacts(ctx context.Context, store StreamReader, codec *eventstore.Codec, provider, paymentID string, a asOf) ([]eventstore.RecordedEvent, []domain.Event, error) {
 	stream := eventstore.PaymentStream(provider, paymentID)
-	recs, err := s.store.ReadStream(ctx, stream)
+	recs, err := store.ReadStream(ctx, stream)
 	if err != nil {
 		return nil, nil, fmt.Errorf("api: read %s: %w", stream, err)
 	}
 	kept, evs := recs[:0:0], make([]domain.Event, 0, len(recs))
 	for _, rec := range recs {
-		e, err := s.codec.Decode(rec)
+		e, err := codec.Decode(rec)
 		if err != nil {
 			return nil, nil, fmt.Errorf("api: read %s at %d: %w", rec.Stream, rec.Revision, err)
 		}

@@ -76,6 +76,10 @@ func TestEvidenceOnPostgres(t *testing.T) {
 	if chain(got[1])["previous"] != chain(got[0])["hash"] {
 		t.Errorf("the second link does not chain on the first")
 	}
+	checkEvidenceZip(t, srv, path, stripeSecret, got)
+	if res := serve(t, srv, get(path+"?format=pdf", readToken)); res.status != http.StatusBadRequest {
+		t.Errorf("format=pdf: %d, want 400", res.status)
+	}
 
 	for _, f := range facts(serverWith("whsec_api_test_Anoth3r")) {
 		if result(f) != string(domain.AuthUnverifiable) {

@@ -65,6 +65,12 @@ func commands() []command {
 			summary: "every fact of one payment's stream in fold order (provider time, stored time, type, key\n" +
 				"fields, what it changed, the journal entries it posts), then its state; --as-of T [--basis\n" +
 				"effective|recorded] shows it as of a moment; read-only; exit status 1 for an unknown payment"},
+		{name: "evidence", readOnly: true, args: "PROVIDER PAYMENT_ID", define: evidenceFlags,
+			summary: "the evidence of one payment: each fact's delivery as received, its signature re-verified now\n" +
+				"with the configured secrets (verified, verified_with_rotated_secret, unverifiable with the reason,\n" +
+				"failed) and its hash-chain link; --out FILE.zip also writes the zip (manifest.json, the raw\n" +
+				"bodies, README.txt with the openssl recipe for Stripe); read-only; exit status 1 for an unknown\n" +
+				"payment, or when a fact fails re-verification or its chain link is broken"},
 		{name: "dead-letters", json: true, args: dlArgs, define: deadLettersFlags,
 			summary: "the dead-letter queue: list [filters] (every match, oldest first), show ID (every field and\n" +
 				"the payload), retry ID, or retry --kind K [--cause C] [--provider P] [--dry-run] (every open\n" +
