@@ -42,7 +42,7 @@ func (s *Server) router() *mux.Router {
 	// route's copied prefix matcher succeeds, answering 404 instead of 405.
 	if !s.cfg.DisableReadAPI {
 		v1 := func(path string, h http.HandlerFunc) {
-			r.Handle("/v1"+path, s.authenticate(h)).Methods(http.MethodGet)
+			r.Handle("/v1"+path, s.authenticate(s.withRebuilding(h))).Methods(http.MethodGet)
 		}
 		v1("/payments", s.listPayments)
 		v1("/payments/{provider}/{provider_payment_id}", s.getPayment)

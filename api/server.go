@@ -45,6 +45,9 @@ type Deps struct {
 	// Seals serves the chain proof of GET /v1/payments/{provider}/{id}/evidence;
 	// nil: the route answers 404.
 	Seals SealReader
+	// Rebuilds says when a projection is being rebuilt, so that /v1 answers
+	// carry Ledger-Projection-Rebuilding: true; nil: never.
+	Rebuilds RebuildReader
 	// Registry, when set, receives the server's metrics and is served on
 	// GET /metrics. Nothing is registered globally.
 	Registry *prometheus.Registry
@@ -64,7 +67,8 @@ type Server struct {
 	dlRead      DeadLetterReader     // nil: no dead-letter routes
 	retrier     DeadLetterRetrier    // nil: no retry routes
 	seals       SealReader           // nil: no evidence route
-	known       []string             // provider names the ledger filters accept
+	rebuild     *rebuildFlag
+	known       []string // provider names the ledger filters accept
 	providers   map[string]Provider
 	checks      []Check
 	tokens      []tokenDigest
@@ -97,6 +101,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		dlRead:      deps.DeadLetterQueue,
 		retrier:     deps.Retrier,
 		seals:       deps.Seals,
+		rebuild:     &rebuildFlag{reader: deps.Rebuilds},
 		providers:   make(map[string]Provider, len(deps.Providers)),
 		checks:      deps.Checks,
 		tokens:      digestTokens(cfg.Tokens),

@@ -62,7 +62,7 @@ func parseCheckpoint(name, s string) (eventstore.Position, error) {
 // checkpoint row before either touches a read-model row.
 func queueAdvanceCheckpoint(b *pgx.Batch, name string, from, to eventstore.Position) {
 	const q = `UPDATE projection_checkpoints SET position = $3, updated_at = now()
-		WHERE name = $1 AND position = $2`
+		WHERE name = $1 AND position = $2 AND retired_at IS NULL`
 	what := fmt.Sprintf("projections: advance checkpoint %s from %s to %s", name, from, to)
 	queueExec(b, what, func(tag pgconn.CommandTag) error {
 		if tag.RowsAffected() == 0 {

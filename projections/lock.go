@@ -33,7 +33,7 @@ func lockKey(name string) int64 {
 
 // lock waits until this process holds the projection's lock.
 func (r *Runner) lock(ctx context.Context) (*lease, error) {
-	return waitLock(ctx, r.pool, r.cfg.Name, "projection", r.log, r.cfg.retries())
+	return waitLock(ctx, r.pool, r.cfg.LockName, "projection", r.log, r.cfg.retries())
 }
 
 // waitLock waits until this process holds the advisory lock of name (a

@@ -58,11 +58,17 @@ type RunnerConfig struct {
 	// Streams, when set, is read to re-project a parked stream whose retry
 	// was requested (see RequestReprojectTx); without it retries wait.
 	Streams StreamReader
+	// LockName is the advisory lock's key; empty is Name. A shadow rebuild
+	// projects under the live projection's name with a lock of its own.
+	LockName string
 }
 
 func (c *RunnerConfig) setDefaults() {
 	if c.Name == "" {
 		c.Name = DefaultName
+	}
+	if c.LockName == "" {
+		c.LockName = c.Name
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
@@ -102,6 +108,8 @@ type Runner struct {
 	parked map[string]bool
 	// histories is the session's memory of payment_events (see histories).
 	histories *histories
+	// until, during RunUntil, is where sessions stop.
+	until *eventstore.Position
 }
 
 // NewRunner returns a runner that reads from sub and writes to pool. While

@@ -21,11 +21,8 @@ type pumped struct {
 func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
 	// While no session ran, a Reset may have emptied payment_events.
 	r.histories.purge()
-	pos, err := loadCheckpoint(ctx, r.pool, r.cfg.Name)
+	pos, rebuilding, err := r.begin(ctx)
 	if err != nil {
-		return false, err
-	}
-	if err := r.loadParked(ctx); err != nil {
 		return false, err
 	}
 	r.log.InfoContext(ctx, "projecting", "from", pos.String())
@@ -53,6 +50,12 @@ func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
 			retried = time.Now()
 		}
 		batch, subErr := gather(ctx, msgs, r.cfg.BatchSize, retryPoll)
+		batch, reached := r.cut(batch, subErr)
+		if len(batch) == 0 && subErr == nil {
+			if rebuilding, err = r.idle(ctx, pos, rebuilding); err != nil {
+				return progressed, err
+			}
+		}
 		if len(batch) > 0 {
 			next, err := r.apply(ctx, pos, batch)
 			if next != pos {
@@ -63,10 +66,44 @@ func (r *Runner) session(ctx context.Context) (progressed bool, err error) {
 				return progressed, err
 			}
 		}
+		if reached || r.until != nil && pos.Compare(*r.until) >= 0 {
+			return progressed, errReachedUntil
+		}
 		if subErr != nil {
 			return progressed, fmt.Errorf("projections: subscription after %s: %w", pos, subErr)
 		}
 	}
+}
+
+// begin claims the checkpoint and loads the parked streams: where the
+// session starts, and whether a rebuild is under way.
+func (r *Runner) begin(ctx context.Context) (eventstore.Position, bool, error) {
+	pos, rebuilding, err := claimCheckpoint(ctx, r.pool, r.cfg.Name)
+	if err != nil {
+		return pos, false, err
+	}
+	if r.until != nil && pos.Compare(*r.until) >= 0 {
+		return pos, false, errReachedUntil
+	}
+	return pos, rebuilding, r.loadParked(ctx)
+}
+
+// idle runs when the feed has delivered everything stored so far: a
+// rebuild may have moved the checkpoint (no batch finds out while nothing
+// arrives), and a rebuild under way has caught up. It returns whether one
+// still is.
+func (r *Runner) idle(ctx context.Context, pos eventstore.Position, rebuilding bool) (bool, error) {
+	if err := r.checkUnmoved(ctx, pos); err != nil {
+		return rebuilding, err
+	}
+	if !rebuilding {
+		return false, nil
+	}
+	if err := clearRebuilding(ctx, r.pool, r.cfg.Name); err != nil {
+		return true, err
+	}
+	r.log.InfoContext(ctx, "rebuild caught up with the store", "at", pos.String())
+	return false, nil
 }
 
 // pump feeds the subscription into msgs so that gather can take what is

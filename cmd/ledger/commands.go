@@ -61,6 +61,14 @@ func commands() []command {
 				"began, at the migration of its table, are marked as backfill), from the sealer's checkpoint\n" +
 				"(a killed run resumes) until the store is idle; serve's projector role seals new events within\n" +
 				"seconds; `ledger verify --chains` checks the seals"},
+		{name: "projections", json: true, args: projectionsArgs, define: projectionsFlags,
+			summary: "list: every projection (name, kind, state, checkpoint, lag, last applied); rebuild NAME:\n" +
+				"empty the read models and let serve's projector replay them from the start (the read API\n" +
+				"answers Ledger-Projection-Rebuilding: true until caught up; follows the replay unless\n" +
+				"--no-wait); rebuild NAME --shadow: build them with this build's code in a shadow schema while\n" +
+				"the live ones serve, diff the two (per provider, currency and status counts and money; per\n" +
+				"account balances; reviews, checks, parked streams) and switch atomically only when the diff\n" +
+				"is empty or --accept-diff is given; exit status 1 when not switched"},
 		{name: "replay", readOnly: true, args: "PROVIDER PAYMENT_ID", define: replayFlags,
 			summary: "every fact of one payment's stream in fold order (provider time, stored time, type, key\n" +
 				"fields, what it changed, the journal entries it posts), then its state; --as-of T [--basis\n" +

@@ -173,6 +173,7 @@ func (m *Main) openHandler(context.Context) error {
 		Reconcile:       m.jobs,
 		Reviews:         queries,
 		Seals:           queries,
+		Rebuilds:        queries,
 		DeadLetters:     deadLetters,
 		DeadLetterQueue: deadLetters,
 		Retrier:         retrier,
