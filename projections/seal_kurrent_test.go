@@ -1,12 +1,12 @@
 package projections
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/eventstore/kurrentdb"
@@ -14,30 +14,11 @@ import (
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
-// tamperedReader reads through the store but returns one event altered, as
-// a KurrentDB node rewritten behind our back would serve it.
-type tamperedReader struct {
-	StreamReader
-	stream   string
-	revision uint64
-	alter    func(e *eventstore.RecordedEvent)
-}
-
-func (r tamperedReader) ReadStream(ctx context.Context, stream string) ([]eventstore.RecordedEvent, error) {
-	evs, err := r.StreamReader.ReadStream(ctx, stream)
-	for i := range evs {
-		if evs[i].Stream == r.stream && evs[i].Revision == r.revision {
-			r.alter(&evs[i])
-		}
-	}
-	return evs, err
-}
-
-// TestSealAndVerifyChainsOnKurrentDB seals a KurrentDB store (the official
-// client against the in-memory server) into Postgres: the chain of what
-// the feed delivered equals the chain of what a stream read returns, and an
-// event served altered breaks exactly its link.
-func TestSealAndVerifyChainsOnKurrentDB(t *testing.T) {
+// sealedKurrent is a fresh in-memory KurrentDB server, the official client
+// on it, and a Postgres pool holding the seals of sealStreams (three events
+// each), all closed when the test ends.
+func sealedKurrent(t *testing.T) (*kurrenttest.Server, *kurrentdb.Store, *pgxpool.Pool) {
+	t.Helper()
 	srv, err := kurrenttest.NewServer()
 	if err != nil {
 		t.Fatalf("kurrenttest: %v", err)
@@ -65,28 +46,51 @@ func TestSealAndVerifyChainsOnKurrentDB(t *testing.T) {
 	if err := sealer.SealUntilIdle(t.Context(), 500*time.Millisecond); err != nil {
 		t.Fatalf("SealUntilIdle: %v", err)
 	}
-	rep, err := VerifyChains(t.Context(), store, pool, nil)
-	if err != nil || !rep.OK() || rep.Streams != 3 || rep.Events != 9 || rep.UnsealedStreams != 0 {
-		t.Fatalf("VerifyChains: %+v, %v; want 3 intact streams of 9 events", rep, err)
-	}
+	return srv, store, pool
+}
+
+// TestSealAndVerifyChainsOnKurrentDB seals a KurrentDB store (the official
+// client against the in-memory server) into Postgres: the chain of what
+// the feed delivered equals the chain of what a stream read returns, and an
+// event rewritten on the node behind the client's back breaks exactly its
+// link.
+func TestSealAndVerifyChainsOnKurrentDB(t *testing.T) {
+	t.Run("intact", func(t *testing.T) {
+		_, store, pool := sealedKurrent(t)
+		rep, err := VerifyChains(t.Context(), store, pool, nil)
+		if err != nil || !rep.OK() || rep.Streams != 3 || rep.Events != 9 || rep.UnsealedStreams != 0 {
+			t.Fatalf("VerifyChains: %+v, %v; want 3 intact streams of 9 events", rep, err)
+		}
+	})
+	stream := sealStreams[0]
 	tests := []struct {
-		name  string
-		alter func(e *eventstore.RecordedEvent)
+		name   string
+		tamper func(*kurrenttest.Server) error
 	}{
-		{"data", func(e *eventstore.RecordedEvent) { e.Data = []byte(`{"amount": 9}`) }},
-		{"metadata", func(e *eventstore.RecordedEvent) { e.Metadata = []byte(`{"source": "api"}`) }},
-		{"type", func(e *eventstore.RecordedEvent) { e.Type = "payment.failed.v1" }},
-		{"order", func(e *eventstore.RecordedEvent) { e.Revision = 2 }},
+		{"data", func(s *kurrenttest.Server) error {
+			return s.Tamper(stream, 1, func(e *kurrenttest.TamperedEvent) { e.Data = []byte(`{"amount": 9}`) })
+		}},
+		{"metadata", func(s *kurrenttest.Server) error {
+			return s.Tamper(stream, 1, func(e *kurrenttest.TamperedEvent) { e.Metadata = []byte(`{"source": "api"}`) })
+		}},
+		{"type", func(s *kurrenttest.Server) error {
+			return s.Tamper(stream, 1, func(e *kurrenttest.TamperedEvent) { e.Type = "payment.failed.v1" })
+		}},
+		// Revisions 1 and 2 exchanged: the first link that no longer holds is 1.
+		{"order", func(s *kurrenttest.Server) error { return s.Swap(stream, 1, 2) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := tamperedReader{StreamReader: store, stream: sealStreams[0], revision: 1, alter: tt.alter}
-			rep, err := VerifyChains(t.Context(), r, pool, nil)
-			if err != nil || rep.BrokenStreams != 1 {
+			srv, store, pool := sealedKurrent(t)
+			if err := tt.tamper(srv); err != nil {
+				t.Fatalf("tamper: %v", err)
+			}
+			rep, err := VerifyChains(t.Context(), store, pool, nil)
+			if err != nil || rep.BrokenStreams != 1 || len(rep.Broken) != 1 {
 				t.Fatalf("VerifyChains: %+v, %v; want one broken stream", rep, err)
 			}
-			if got := rep.Broken[0]; got.Stream != sealStreams[0] || got.Revision != 1 {
-				t.Errorf("broken at %s@%d, want %s@1", got.Stream, got.Revision, sealStreams[0])
+			if got := rep.Broken[0]; got.Stream != stream || got.Revision != 1 {
+				t.Errorf("broken at %s@%d, want %s@1", got.Stream, got.Revision, stream)
 			}
 		})
 	}
