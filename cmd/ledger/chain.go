@@ -8,12 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/payledger/payledger/projections"
 )
@@ -114,33 +111,6 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// chainProgress draws verify --chains' bar on a terminal only.
-type chainProgress struct{ bar *progressbar.ProgressBar }
-
-func newChainProgress(w io.Writer, asJSON bool) chainProgress {
-	f, ok := w.(*os.File)
-	if asJSON || !ok || !term.IsTerminal(int(f.Fd())) {
-		return chainProgress{}
-	}
-	return chainProgress{bar: progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("chains"),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish(),
-		progressbar.OptionThrottle(100*time.Millisecond))}
-}
-
-func (p chainProgress) show(done, total int) {
-	if p.bar == nil {
-		return
-	}
-	p.bar.ChangeMax(total)
-	_ = p.bar.Set(done)
-}
-
-func (p chainProgress) done() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }
 
 // chainIdle is how long `ledger chain backfill` waits for another event

@@ -232,3 +232,12 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 
 // indent prefixes every line of s but the first with pad.
 func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
+
+// report prints v: as indented JSON with --json, else through text.
+func (e *environment) report(v any, text func(io.Writer)) error {
+	if e.json {
+		return printJSONTo(e.stdout, v)
+	}
+	text(e.stdout)
+	return nil
+}

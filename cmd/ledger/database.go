@@ -144,3 +144,18 @@ func redact(dbURL string) string {
 	}
 	return "(unparsable URL)"
 }
+
+// openReadOnlyStores opens, read-only, the database and the event store a
+// read-only command reads; close releases both.
+func openReadOnlyStores(ctx context.Context, e *environment) (pool *pgxpool.Pool, store openedStore, closeAll func(), err error) {
+	pool, err = openReadOnly(ctx, e.cfg.DatabaseURL)
+	if err != nil {
+		return nil, openedStore{}, nil, err
+	}
+	store, err = openEventStore(ctx, e.cfg, pool, openReadOnly, e.logger)
+	if err != nil {
+		pool.Close()
+		return nil, openedStore{}, nil, err
+	}
+	return pool, store, func() { store.close(); pool.Close() }, nil
+}

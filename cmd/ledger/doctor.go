@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,14 +73,8 @@ func doctor(ctx context.Context, e *environment, opts doctorOptions) error {
 		return fmt.Errorf("doctor: %w", err)
 	}
 	rep := newDoctorReport(a, time.Now().UTC(), opts.MaxAge)
-	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		printDoctor(e.stdout, rep)
+	if err := e.report(rep, func(w io.Writer) { printDoctor(w, rep) }); err != nil {
+		return err
 	}
 	if !rep.OK {
 		return errDoctorFailed

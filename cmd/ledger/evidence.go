@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,16 +46,11 @@ func evidence(ctx context.Context, e *environment, provider, id, out string) err
 	if err != nil {
 		return err
 	}
-	pool, err := openReadOnly(ctx, e.cfg.DatabaseURL)
+	pool, store, closeAll, err := openReadOnlyStores(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	store, err := openEventStore(ctx, e.cfg, pool, openReadOnly, e.logger)
-	if err != nil {
-		return err
-	}
-	defer store.close()
+	defer closeAll()
 	ev, err := api.BuildEvidence(ctx, api.EvidenceSource{Store: store, Seals: projections.NewQueries(pool),
 		Providers: providers.webhooks, Now: time.Now}, provider, id)
 	if err != nil {
@@ -67,14 +61,8 @@ func evidence(ctx context.Context, e *environment, provider, id, out string) err
 			return err
 		}
 	}
-	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(ev); err != nil {
-			return err
-		}
-	} else {
-		printEvidence(e.stdout, ev, out)
+	if err := e.report(ev, func(w io.Writer) { printEvidence(w, ev, out) }); err != nil {
+		return err
 	}
 	if failed, broken := evidenceProblems(ev); failed+broken > 0 {
 		return fmt.Errorf("evidence: %d facts failed re-verification, %d chain links broken: %w", failed, broken, errEvidenceProblems)

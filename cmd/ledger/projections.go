@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -97,16 +96,11 @@ func rebuildable(name string, opts rebuildOptions) error {
 // listProjections prints every projection this build runs and every row
 // the database holds.
 func listProjections(ctx context.Context, e *environment) error {
-	pool, err := openReadOnly(ctx, e.cfg.DatabaseURL)
+	pool, store, closeAll, err := openReadOnlyStores(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	store, err := openEventStore(ctx, e.cfg, pool, openReadOnly, e.logger)
-	if err != nil {
-		return err
-	}
-	defer store.close()
+	defer closeAll()
 	stored, err := projections.ListProjections(ctx, pool)
 	if err != nil {
 		return err
@@ -125,13 +119,7 @@ func listProjections(ctx context.Context, e *environment) error {
 				ThisBuild: true, Checkpoint: eventstore.Start.String(), LagEvents: -1})
 		}
 	}
-	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
-	}
-	printProjections(e.stdout, list)
-	return nil
+	return e.report(list, func(w io.Writer) { printProjections(w, list) })
 }
 
 func projectionKind(name string) string {
@@ -229,7 +217,7 @@ func rebuildInPlace(ctx context.Context, e *environment, name string, noWait boo
 // followRebuild shows the replay's progress until the runner clears the
 // rebuild mark.
 func followRebuild(ctx context.Context, e *environment, pool *pgxpool.Pool, store openedStore, name string) error {
-	bar := newEventsBar(e.stdout, "rebuild "+name, e.json)
+	bar := newEventsBar(e.stderr, "rebuild "+name, e.json)
 	start, lastMove, lastLag := time.Now(), time.Now(), int64(-1)
 	warned := false
 	for {
@@ -276,8 +264,8 @@ func replayed(ctx context.Context, pg *postgres.Store, pos eventstore.Position) 
 	return max(total-lag, 0), total, lag, nil
 }
 
-// eventsBar draws a rebuild's progress (events, events/s, ETA) on a
-// terminal only.
+// eventsBar draws progress over events (count, events/s, ETA once the
+// total is known: verify --chains, rebuilds) on a terminal only.
 type eventsBar struct{ bar *progressbar.ProgressBar }
 
 func newEventsBar(w io.Writer, what string, asJSON bool) eventsBar {

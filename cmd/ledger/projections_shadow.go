@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,14 +71,8 @@ func shadowRebuild(ctx context.Context, e *environment, name string, accept bool
 			return err
 		}
 	}
-	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		printShadow(e.stdout, rep)
+	if err := e.report(rep, func(w io.Writer) { printShadow(w, rep) }); err != nil {
+		return err
 	}
 	if !rep.Switched {
 		return fmt.Errorf("projections rebuild %s: %d differences: %w", name, len(rep.Diff), errNotSwitched)
@@ -90,7 +83,7 @@ func shadowRebuild(ctx context.Context, e *environment, name string, accept bool
 // buildShadow catches the shadow up with the live checkpoint, in rounds,
 // drawing its progress.
 func buildShadow(ctx context.Context, e *environment, sh *projections.Shadow, store openedStore) error {
-	bar := newEventsBar(e.stdout, "shadow "+sh.Schema(), e.json)
+	bar := newEventsBar(e.stderr, "shadow "+sh.Schema(), e.json)
 	defer bar.finish()
 	stop := make(chan struct{})
 	defer close(stop)

@@ -407,16 +407,11 @@ func parseReplayView(opts replayOptions) (*domain.AsOf, error) {
 
 // replay reads the payment's stream, read-only, and prints it.
 func replay(ctx context.Context, e *environment, provider, id string, view *domain.AsOf) error {
-	pool, err := openReadOnly(ctx, e.cfg.DatabaseURL)
+	_, store, closeAll, err := openReadOnlyStores(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	store, err := openEventStore(ctx, e.cfg, pool, openReadOnly, e.logger)
-	if err != nil {
-		return err
-	}
-	defer store.close()
+	defer closeAll()
 	recs, err := store.ReadStream(ctx, eventstore.PaymentStream(provider, id))
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -425,11 +420,5 @@ func replay(ctx context.Context, e *environment, provider, id string, view *doma
 	if err != nil {
 		return err
 	}
-	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	printReplay(e.stdout, rep)
-	return nil
+	return e.report(rep, func(w io.Writer) { printReplay(w, rep) })
 }

@@ -114,9 +114,9 @@ func verifyFlags(fs *flag.FlagSet) func(context.Context, *environment) error {
 			return err
 		}
 		opts.JSON = e.json
-		bar := newChainProgress(e.stderr, e.json || !opts.Chains)
-		defer bar.done()
-		opts.Progress = bar.show
+		bar := newEventsBar(e.stderr, "chains", e.json || !opts.Chains)
+		defer bar.finish()
+		opts.Progress = func(done, total int) { bar.show(int64(done), int64(total)) }
 		return verify(ctx, e, opts)
 	}
 }
