@@ -350,6 +350,8 @@ func (r verifyReport) print(w io.Writer) {
 		fmt.Fprintf(w, "not checked: %s\n", n)
 	}
 	switch {
+	case !r.Scope.All && r.Scope.Matched == 0 && r.Scope.Payment != "":
+		fmt.Fprintln(w, "FAILED: UNKNOWN PAYMENT: no row and no stream of that payment, so no check was made")
 	case !r.Scope.All && r.Scope.Matched == 0:
 		fmt.Fprintln(w, "NOTHING MATCHED: the slice holds no payment, so no check was made")
 	case r.OK:

@@ -135,7 +135,10 @@ func (r *verifyReport) addChecks() {
 		r.Checks = append(r.Checks, row("chains intact", r.Chains.Streams, r.Chains.BrokenStreams))
 	}
 	r.Checks = append(r.Checks, row("no duplicate IDs", r.EventsFolded, r.DuplicateEventIDs))
-	r.OK = true
+	// A named payment the ledger does not know is a failure: an auditor who
+	// mistyped an ID must not read "nothing wrong". An empty --provider or
+	// --since slice is an answer.
+	r.OK = !(empty && r.Scope.Payment != "")
 	for _, c := range r.Checks {
 		r.OK = r.OK && c.OK
 	}

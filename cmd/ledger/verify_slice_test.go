@@ -72,6 +72,7 @@ func TestVerifySlice(t *testing.T) {
 		{[]string{"--payment", "stripe/pi_3QvA-refund_1"}, exitProblems, 1},
 		{[]string{"--provider", "stripe"}, exitProblems, 3},
 		{[]string{"--provider", "asaas"}, exitOK, 0},
+		{[]string{"--payment", "asaas/pay_none"}, exitProblems, 0}, // a named payment that is unknown fails
 		{[]string{"--since", "2000-01-01T00:00:00Z"}, exitProblems, 3},
 		{[]string{"--since", "2999-01-01T00:00:00Z"}, exitOK, 0},
 		{[]string{"--provider", "nope"}, exitUsage, 0},
@@ -82,7 +83,7 @@ func TestVerifySlice(t *testing.T) {
 		if code != tt.code || rep.PaymentsChecked != tt.checked || rep.Scope.Matched != tt.checked {
 			t.Errorf("%v: exit %d, checked %d, matched %d; want %d, %d", tt.args, code, rep.PaymentsChecked, rep.Scope.Matched, tt.code, tt.checked)
 		}
-		if code == exitProblems && (len(rep.Mismatches) == 0 || rep.Mismatches[0].Payment != "stripe/pi_3QvA-refund_1") {
+		if code == exitProblems && tt.checked > 0 && (len(rep.Mismatches) == 0 || rep.Mismatches[0].Payment != "stripe/pi_3QvA-refund_1") {
 			t.Errorf("%v: mismatches %+v do not name the corrupted payment", tt.args, rep.Mismatches)
 		}
 	}
