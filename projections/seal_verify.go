@@ -66,12 +66,37 @@ type sealRow struct {
 // verifyPage is how many stream names one keyset page reads.
 const verifyPage = 500
 
+// ChainOption is an optional input of VerifyChains.
+type ChainOption func(*chainOptions)
+
+type chainOptions struct {
+	events *pgxpool.Pool
+}
+
+// WithEventTable says the event store is Postgres with its es_events in
+// events (the seals' pool or a database of its own). VerifyChains then also
+// lists every stream there without a single seal as ChainUnsealed from its
+// first revision: a walk of the seals cannot see such a stream (the sealer
+// far behind, or its seals deleted). KurrentDB has no cheap list of
+// streams, so there the walk of the seals is all.
+func WithEventTable(events *pgxpool.Pool) ChainOption {
+	return func(o *chainOptions) { o.events = events }
+}
+
 // VerifyChains re-computes the chain of every sealed stream from the
 // store's events and compares it with the seals, one page of streams (their
 // seals and events) in memory at a time. progress, when set, is told
 // the sealed events checked out of the total after each stream.
-func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int)) (ChainReport, error) {
-	return verifyChains(ctx, streams, pool, progress, verifyPage)
+func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int), opts ...ChainOption) (ChainReport, error) {
+	var o chainOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rep, err := verifyChains(ctx, streams, pool, progress, verifyPage)
+	if err != nil || o.events == nil {
+		return rep, err
+	}
+	return rep, rep.addUnsealedStreams(ctx, o.events, pool, verifyPage)
 }
 
 // verifyChains is VerifyChains with page streams a page.
@@ -245,4 +270,61 @@ func CountSeals(ctx context.Context, pool *pgxpool.Pool) (SealCounts, error) {
 		c.Epoch = *epoch
 	}
 	return c, nil
+}
+
+// storedStream is one stream of es_events: its first revision and how many
+// events it holds.
+type storedStream struct {
+	Name   string
+	First  int64
+	Events int
+}
+
+// addUnsealedStreams walks the streams of es_events in events, a keyset
+// page at a time, and adds each one with no seal in seals as unsealed. The
+// two may be different databases, so each page's names are looked up in
+// seals rather than joined.
+func (rep *ChainReport) addUnsealedStreams(ctx context.Context, events, seals *pgxpool.Pool, page int) error {
+	after := ""
+	for {
+		rows, _ := events.Query(ctx, `SELECT stream, min(revision), count(*) FROM es_events
+			WHERE stream > $1 GROUP BY stream ORDER BY stream LIMIT $2`, after, page)
+		stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[storedStream])
+		if err != nil {
+			return fmt.Errorf("projections: verify chains: streams after %q: %w", after, err)
+		}
+		unsealed, err := unsealedOf(ctx, seals, stored)
+		if err != nil {
+			return err
+		}
+		for _, s := range stored {
+			if unsealed[s.Name] {
+				rep.add(ChainFinding{Kind: ChainUnsealed, Stream: s.Name, Revision: uint64(s.First), Events: s.Events}, true)
+			}
+		}
+		if len(stored) < page {
+			return nil
+		}
+		after = stored[len(stored)-1].Name
+	}
+}
+
+// unsealedOf returns which of the stored streams have no seal at all.
+func unsealedOf(ctx context.Context, seals *pgxpool.Pool, stored []storedStream) (map[string]bool, error) {
+	names := make([]string, len(stored))
+	for i, s := range stored {
+		names[i] = s.Name
+	}
+	rows, _ := seals.Query(ctx, `SELECT n FROM unnest($1::text[]) n
+		WHERE NOT EXISTS (SELECT 1 FROM event_seals s WHERE s.stream = n)`, names)
+	out := map[string]bool{}
+	var name string
+	_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
+		out[name] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projections: verify chains: streams without seals: %w", err)
+	}
+	return out, nil
 }

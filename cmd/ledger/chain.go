@@ -44,10 +44,16 @@ type chainFinding struct {
 	Events   int    `json:"events,omitempty"` // unsealed tail length
 }
 
-// checkChains re-computes every sealed chain (see projections.VerifyChains).
-func checkChains(ctx context.Context, pool *pgxpool.Pool, store projections.StreamReader, progress func(done, total int)) (*chainsReport, error) {
+// checkChains re-computes every sealed chain (see projections.VerifyChains)
+// and, when events holds the Postgres store's es_events, lists its streams
+// without a seal at all.
+func checkChains(ctx context.Context, pool *pgxpool.Pool, store projections.StreamReader, events *pgxpool.Pool, progress func(done, total int)) (*chainsReport, error) {
+	var opts []projections.ChainOption
+	if events != nil {
+		opts = append(opts, projections.WithEventTable(events))
+	}
 	return chainsOf(ctx, pool, func() (projections.ChainReport, error) {
-		return projections.VerifyChains(ctx, store, pool, progress)
+		return projections.VerifyChains(ctx, store, pool, progress, opts...)
 	})
 }
 

@@ -150,17 +150,29 @@ func verifyLedger(ctx context.Context, cfg Config, opts verifyOptions, logger *s
 		return verifyReport{}, err
 	}
 	defer pool.Close()
-	store, err := openEventStore(ctx, cfg, pool, openReadOnly, logger)
+	// A Postgres store's es_events are in pool or in a pool of their own;
+	// the chain check lists the streams there without a seal.
+	events := pool
+	openEvents := func(ctx context.Context, url string) (*pgxpool.Pool, error) {
+		p, err := openReadOnly(ctx, url)
+		events = p
+		return p, err
+	}
+	store, err := openEventStore(ctx, cfg, pool, openEvents, logger)
 	if err != nil {
 		return verifyReport{}, err
 	}
 	defer store.close()
-	return checkLedger(ctx, pool, store, opts)
+	if store.pg == nil {
+		events = nil
+	}
+	return checkLedger(ctx, pool, store, events, opts)
 }
 
 // checkLedger makes verify's checks on the opened databases, on the slice
-// opts.Scope only.
-func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opts verifyOptions) (verifyReport, error) {
+// opts.Scope only. events holds the Postgres store's es_events (nil for
+// KurrentDB).
+func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, events *pgxpool.Pool, opts verifyOptions) (verifyReport, error) {
 	rep := newVerifyReport(store, opts)
 	if store.pg != nil {
 		if err := waitCaughtUp(ctx, pool, store.pg, opts.Wait); err != nil {
@@ -190,7 +202,7 @@ func checkLedger(ctx context.Context, pool *pgxpool.Pool, store openedStore, opt
 	}
 	if opts.Chains {
 		if opts.Scope.All() {
-			rep.Chains, err = checkChains(ctx, pool, store, opts.Progress)
+			rep.Chains, err = checkChains(ctx, pool, store, events, opts.Progress)
 		} else {
 			rep.Chains, err = checkChainsOf(ctx, pool, store, rep.sliceStreams(audit), opts.Progress)
 		}
