@@ -15,11 +15,14 @@ import (
 // events they are its unsealed tail. progress, when set, is told the
 // sealed events checked out of the slice's total after each stream.
 func VerifyChainsOf(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, names []string, progress func(done, total int)) (ChainReport, error) {
-	var rep ChainReport
+	rep, err := newChainReport(ctx, pool)
+	if err != nil {
+		return rep, err
+	}
 	names = slices.Sorted(slices.Values(names))
 	names = slices.Compact(names)
 	var total int
-	err := pool.QueryRow(ctx, "SELECT count(*) FROM event_seals WHERE stream = ANY($1::text[])", names).Scan(&total)
+	err = pool.QueryRow(ctx, "SELECT count(*) FROM event_seals WHERE stream = ANY($1::text[])", names).Scan(&total)
 	if err != nil {
 		return rep, fmt.Errorf("projections: verify chains of a slice: count seals: %w", err)
 	}

@@ -197,10 +197,8 @@ func TestVerifyChainsReportsAnUnsealedTailAsUnsealed(t *testing.T) {
 	if !rep.OK() || rep.UnsealedStreams != 1 || len(rep.Unsealed) != 1 {
 		t.Fatalf("report %+v, want intact with one unsealed tail", rep)
 	}
-	want := ChainFinding{Kind: ChainUnsealed, Stream: sealStreams[2], Revision: 4, Events: 2}
-	if rep.Unsealed[0] != want {
-		t.Errorf("unsealed %+v, want %+v", rep.Unsealed[0], want)
-	}
+	checkFindings(t, "unsealed", rep.Unsealed, rep.UnsealedStreams,
+		[]ChainFinding{{Kind: ChainUnsealed, Stream: sealStreams[2], Revision: 4, Events: 2}})
 }
 
 // TestSealerIsIdempotent runs the sealer again, then replays the whole feed

@@ -26,12 +26,17 @@ const (
 	// ChainUnsealed: the stream's last events are not sealed yet (the
 	// sealer is behind); not a break.
 	ChainUnsealed ChainFindingKind = "unsealed"
+	// ChainSealMissing: an event the sealer has passed (it lies at or
+	// before the sealer's checkpoint, which commits with its seals) has no
+	// seal: seals were deleted.
+	ChainSealMissing ChainFindingKind = "seal_missing"
 )
 
 // ChainFinding is the first finding of one stream. Expected is the sealed
 // hash, Found the recomputed one (zero when there is none to compare).
-// For ChainUnsealed, Revision is the first unsealed revision and Events
-// the length of the unsealed tail.
+// For ChainUnsealed and ChainSealMissing, Revision is the first unsealed
+// revision, Position its place in the store and Events the length of the
+// unsealed tail.
 type ChainFinding struct {
 	Kind     ChainFindingKind
 	Stream   string
@@ -39,6 +44,7 @@ type ChainFinding struct {
 	Expected [32]byte
 	Found    [32]byte
 	Events   int
+	Position eventstore.Position
 }
 
 // MaxChainFindings bounds each list of a ChainReport; the counts go on.
@@ -52,6 +58,9 @@ type ChainReport struct {
 	Unsealed []ChainFinding
 	// BrokenStreams and UnsealedStreams count every finding, listed or not.
 	BrokenStreams, UnsealedStreams int
+	// sealedUpTo is the sealer's checkpoint when the run began: an
+	// unsealed event at or before it lost its seal.
+	sealedUpTo eventstore.Position
 }
 
 // OK reports whether no chain is broken (unsealed tails are not breaks).
@@ -99,9 +108,20 @@ func VerifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool,
 	return rep, rep.addUnsealedStreams(ctx, o.events, pool, verifyPage)
 }
 
+// newChainReport starts a report from the sealer's checkpoint.
+func newChainReport(ctx context.Context, pool *pgxpool.Pool) (ChainReport, error) {
+	var rep ChainReport
+	var err error
+	rep.sealedUpTo, err = readCheckpoint(ctx, pool, DefaultSealerName)
+	return rep, err
+}
+
 // verifyChains is VerifyChains with page streams a page.
 func verifyChains(ctx context.Context, streams StreamReader, pool *pgxpool.Pool, progress func(done, total int), page int) (ChainReport, error) {
-	var rep ChainReport
+	rep, err := newChainReport(ctx, pool)
+	if err != nil {
+		return rep, err
+	}
 	var total int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM event_seals").Scan(&total); err != nil {
 		return rep, fmt.Errorf("projections: verify chains: count seals: %w", err)
@@ -208,6 +228,9 @@ func readStreams(ctx context.Context, streams StreamReader, names []string) ([][
 
 // add counts a stream's finding, if any, listing it while there is room.
 func (rep *ChainReport) add(f ChainFinding, ok bool) {
+	if ok && f.Kind == ChainUnsealed && f.Position != eventstore.Start && f.Position.Compare(rep.sealedUpTo) <= 0 {
+		f.Kind = ChainSealMissing
+	}
 	switch {
 	case !ok:
 	case f.Kind == ChainUnsealed:
@@ -231,7 +254,8 @@ func verifyStream(stream string, seals []sealRow, events []eventstore.RecordedEv
 	for i < len(seals) || j < len(events) {
 		switch {
 		case i == len(seals):
-			return ChainFinding{Kind: ChainUnsealed, Stream: stream, Revision: events[j].Revision, Events: len(events) - j}, true
+			return ChainFinding{Kind: ChainUnsealed, Stream: stream, Revision: events[j].Revision, Events: len(events) - j,
+				Position: events[j].Position}, true
 		case j == len(events) || seals[i].rev < events[j].Revision:
 			return ChainFinding{Kind: ChainMissing, Stream: stream, Revision: seals[i].rev, Expected: seals[i].hash}, true
 		case events[j].Revision < seals[i].rev:
@@ -278,6 +302,7 @@ type storedStream struct {
 	Name   string
 	First  int64
 	Events int
+	At     []int64 // the first event's (tx_id, seq)
 }
 
 // addUnsealedStreams walks the streams of es_events in events, a keyset
@@ -287,7 +312,7 @@ type storedStream struct {
 func (rep *ChainReport) addUnsealedStreams(ctx context.Context, events, seals *pgxpool.Pool, page int) error {
 	after := ""
 	for {
-		rows, _ := events.Query(ctx, `SELECT stream, min(revision), count(*) FROM es_events
+		rows, _ := events.Query(ctx, `SELECT stream, min(revision), count(*), min(ARRAY[tx_id, seq]) FROM es_events
 			WHERE stream > $1 GROUP BY stream ORDER BY stream LIMIT $2`, after, page)
 		stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[storedStream])
 		if err != nil {
@@ -299,7 +324,8 @@ func (rep *ChainReport) addUnsealedStreams(ctx context.Context, events, seals *p
 		}
 		for _, s := range stored {
 			if unsealed[s.Name] {
-				rep.add(ChainFinding{Kind: ChainUnsealed, Stream: s.Name, Revision: uint64(s.First), Events: s.Events}, true)
+				rep.add(ChainFinding{Kind: ChainUnsealed, Stream: s.Name, Revision: uint64(s.First), Events: s.Events,
+					Position: eventstore.Position{Commit: uint64(s.At[0]), Prepare: uint64(s.At[1])}}, true)
 			}
 		}
 		if len(stored) < page {
