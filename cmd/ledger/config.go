@@ -20,6 +20,7 @@ type Config struct {
 	Roles                Roles // LEDGER_ROLES: what this process runs
 	HTTPAddr             string
 	DebugAddr            string // empty: no profiler listener
+	Console              bool   // serve /console/ where the api role runs
 	DatabaseURL          string
 	EventStoreURL        string // empty: the Postgres event store in DatabaseURL; esdb:// or kurrentdb://: KurrentDB
 	StripeSecrets        []string
@@ -142,6 +143,7 @@ func (c *Config) settings() []setting {
 	s = append(s, c.reviewAfters()...)
 	return append(s,
 		setting{"LEDGER_API_TOKENS", c.parseTokens},
+		onOff("LEDGER_CONSOLE", &c.Console, true),
 		setting{"LEDGER_LOG_LEVEL", c.parseLogLevel},
 		setting{"LEDGER_LOG_FORMAT", c.parseLogFormat},
 		duration("LEDGER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 30*time.Second, 0),

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/payledger/payledger/api"
+	"github.com/payledger/payledger/api/console"
 	"github.com/payledger/payledger/jobs"
 	"github.com/payledger/payledger/migrations"
 	"github.com/payledger/payledger/projections"
@@ -166,7 +168,7 @@ func (m *Main) openHandler(context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.handler, err = api.NewServer(api.Config{Tokens: m.cfg.Tokens, Logger: m.logger,
+	apiServer, err := api.NewServer(api.Config{Tokens: m.cfg.Tokens, Logger: m.logger,
 		DisableWebhooks: !roles.Webhooks, DisableReadAPI: !roles.API, LedgerProviders: providerNames(),
 		ReconcileAfter: m.cfg.Reconcile.After}, api.Deps{
 		Reconciliation:  queries,
@@ -184,7 +186,39 @@ func (m *Main) openHandler(context.Context) error {
 		Checks:          []api.Check{{Name: "database", Run: m.pool.Ping}, migrationsCheck(m.schema), {Name: "eventstore", Run: m.store.Ping}},
 		Registry:        m.registry,
 	})
+	if err != nil {
+		return err
+	}
+	m.handler, err = withConsole(m.cfg, apiServer, m.logger)
 	return err
+}
+
+// withConsole mounts the browser console on /console/ in front of the API
+// where the api role runs and LEDGER_CONSOLE is not off.
+func withConsole(cfg Config, apiHandler http.Handler, logger *slog.Logger) (http.Handler, error) {
+	if !cfg.Roles.API || !cfg.Console {
+		return apiHandler, nil
+	}
+	tokens := make([]console.Token, len(cfg.Tokens))
+	for i, t := range cfg.Tokens {
+		tokens[i] = console.Token{Role: string(t.Role), Name: t.Name, Value: t.Value}
+	}
+	c, err := console.New(console.Config{API: apiHandler, Tokens: tokens, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	// A prefix test, not a ServeMux: the API answers its own odd paths
+	// (a ServeMux would redirect them first).
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/console":
+			http.Redirect(w, r, "/console/", http.StatusMovedPermanently)
+		case strings.HasPrefix(r.URL.Path, "/console/"):
+			c.ServeHTTP(w, r)
+		default:
+			apiHandler.ServeHTTP(w, r)
+		}
+	}), nil
 }
 
 // Run serves HTTP and starts the background components until ctx ends.

@@ -21,6 +21,23 @@ func text(name string, dst *string, def string) setting {
 	return setting{name, func(raw string) error { *dst = or(raw, def); return nil }}
 }
 
+// onOff is a switch: "on" or "off" (any case), def when unset.
+func onOff(name string, dst *bool, def bool) setting {
+	return setting{name, func(raw string) error {
+		switch strings.ToLower(strings.TrimSpace(raw)) {
+		case "":
+			*dst = def
+		case "on":
+			*dst = true
+		case "off":
+			*dst = false
+		default:
+			return fmt.Errorf("%s=%q: want on or off", name, raw)
+		}
+		return nil
+	}}
+}
+
 // list is a comma-separated setting.
 func list(name string, dst *[]string) setting {
 	return setting{name, func(raw string) error { *dst = splitList(raw); return nil }}

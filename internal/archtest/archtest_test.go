@@ -56,6 +56,8 @@ var rules = []rule{
 	{pkg: "projections", ours: []string{"domain", "eventstore", "internal/pgerr", "internal/backoff"},
 		third: []string{pgx, uuid, prometheus, "github.com/hashicorp/golang-lru/v2"}},
 	{pkg: "api", ours: []string{"domain", "eventstore", "internal/backoff"}, third: []string{uuid, "github.com/gorilla/mux", prometheus}},
+	// The console reads everything through the API handler it is given.
+	{pkg: "api/console", ours: []string{"domain"}},
 	{pkg: "migrations", third: []string{pgx, "github.com/pressly/goose/v3", river}},
 	{pkg: "internal/backoff"},
 	{pkg: "internal/archtest"},
@@ -65,7 +67,7 @@ var rules = []rule{
 	{pkg: "internal/pgtest", ours: []string{"migrations"}, third: []string{pgx}},
 	{pkg: "internal/promtest", third: []string{prometheus, "github.com/prometheus/client_model"}},
 	{pkg: "cmd/ledger", ours: []string{"domain", "eventstore", "eventstore/postgres", "eventstore/kurrentdb", "api", "projections",
-		"jobs", "migrations", "providers/...", "internal/pgerr", "internal/backoff"},
+		"jobs", "migrations", "providers/...", "internal/pgerr", "internal/backoff", "api/console"},
 		third: []string{pgx, prometheus, uuid, "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	{pkg: "cmd/kurrenttest", ours: []string{"eventstore/kurrenttest"}},
 	// paysim tests the ledger from the outside: provider packages for

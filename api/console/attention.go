@@ -1,0 +1,126 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+type (
+	review struct {
+		ID                string   `json:"id"`
+		Provider          string   `json:"provider"`
+		ProviderPaymentID string   `json:"provider_payment_id"`
+		Status            string   `json:"status"`
+		Amount            int64    `json:"amount"`
+		Currency          string   `json:"currency"`
+		Reasons           []string `json:"reasons"`
+		OpenedAt          string   `json:"opened_at"`
+	}
+	deadLetter struct {
+		ID                int64  `json:"id"`
+		Kind              string `json:"kind"`
+		Cause             string `json:"cause"`
+		Provider          string `json:"provider"`
+		ProviderPaymentID string `json:"provider_payment_id"`
+		Attempts          int    `json:"attempts"`
+		FirstFailedAt     string `json:"first_failed_at"`
+		LastError         string `json:"last_error"`
+		State             string `json:"state"`
+	}
+)
+
+// resolutions are the review resolutions the API takes.
+var resolutions = []string{"accepted", "written_off", "refunded_manually", "duplicate", "other"}
+
+type reviewsData struct {
+	Reviews     []review
+	Resolutions []string
+	Flash       string
+	NextURL     string
+}
+
+// reviews serves the open queue, oldest first (the API's order).
+func (c *Console) reviews(w http.ResponseWriter, r *http.Request, s *session) {
+	var list struct {
+		Reviews    []review `json:"reviews"`
+		NextCursor string   `json:"next_cursor"`
+	}
+	q := url.Values{"state": {"open"}, "limit": {"100"}}
+	if cur := r.URL.Query().Get("cursor"); cur != "" {
+		q.Set("cursor", cur)
+	}
+	if err := c.getJSON(r, s, "/v1/reviews?"+q.Encode(), &list); err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	d := reviewsData{Reviews: list.Reviews, Resolutions: resolutions, Flash: flash(r)}
+	if list.NextCursor != "" {
+		d.NextURL = "/console/reviews?cursor=" + url.QueryEscape(list.NextCursor)
+	}
+	c.render(w, r, http.StatusOK, "reviews", view{Title: "reviews.title", Nav: "reviews", Session: s, Data: d})
+}
+
+// resolve resolves one review through the API: the resolution becomes a
+// fact in the payment's stream.
+func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
+	body := map[string]string{"resolution": r.PostFormValue("resolution"), "note": r.PostFormValue("note")}
+	a, err := c.call(r, s, http.MethodPost, "/v1/reviews/"+url.PathEscape(r.PathValue("rid"))+"/resolve", body)
+	if err == nil {
+		err = decodeAnswer(a, nil)
+	}
+	if err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, "/console/reviews?done=reviews.resolved", http.StatusSeeOther)
+}
+
+type deadLettersData struct {
+	DeadLetters []deadLetter
+	Kind, Cause string
+	Flash       string
+	NextURL     string
+}
+
+// deadLetters serves the open dead letters, filtered by kind and cause.
+func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request, s *session) {
+	var list struct {
+		DeadLetters []deadLetter `json:"dead_letters"`
+		NextCursor  string       `json:"next_cursor"`
+	}
+	d := deadLettersData{Kind: r.URL.Query().Get("kind"), Cause: r.URL.Query().Get("cause"), Flash: flash(r)}
+	q := url.Values{"state": {"open"}, "limit": {"100"}}
+	for k, v := range map[string]string{"kind": d.Kind, "cause": d.Cause, "cursor": r.URL.Query().Get("cursor")} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if err := c.getJSON(r, s, "/v1/dead-letters?"+q.Encode(), &list); err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	d.DeadLetters = list.DeadLetters
+	if list.NextCursor != "" {
+		d.NextURL = "/console/dead-letters?" + url.Values{"kind": {d.Kind}, "cause": {d.Cause}, "cursor": {list.NextCursor}}.Encode()
+	}
+	c.render(w, r, http.StatusOK, "deadletters", view{Title: "dl.title", Nav: "deadletters", Session: s, Data: d})
+}
+
+// retry retries one dead letter through the API.
+func (c *Console) retry(w http.ResponseWriter, r *http.Request, s *session) {
+	id, err := strconv.ParseInt(r.PathValue("did"), 10, 64)
+	if err != nil || id < 1 {
+		c.fail(w, r, s, http.StatusNotFound, "error.not_found")
+		return
+	}
+	a, err := c.call(r, s, http.MethodPost, "/v1/dead-letters/"+strconv.FormatInt(id, 10)+"/retry", nil)
+	if err == nil {
+		err = decodeAnswer(a, nil)
+	}
+	if err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, "/console/dead-letters?done=dl.retried", http.StatusSeeOther)
+}

@@ -1,0 +1,287 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The API's JSON, as much of it as the pages show.
+type (
+	payment struct {
+		Provider          string   `json:"provider"`
+		ProviderPaymentID string   `json:"provider_payment_id"`
+		Status            string   `json:"status"`
+		Amount            int64    `json:"amount"`
+		Currency          string   `json:"currency"`
+		AmountCaptured    int64    `json:"amount_captured"`
+		AmountRefunded    int64    `json:"amount_refunded"`
+		AmountDisputed    int64    `json:"amount_disputed"`
+		Fee               int64    `json:"fee"`
+		FeeCurrency       *string  `json:"fee_currency"`
+		CreatedAt         string   `json:"created_at"`
+		UpdatedAt         string   `json:"updated_at"`
+		EventCount        int      `json:"event_count"`
+		ReviewReasons     []string `json:"review_reasons"`
+		RequiresReview    bool     `json:"requires_review"`
+		Projection        string   `json:"projection"`
+	}
+	paymentList struct {
+		Payments   []payment `json:"payments"`
+		NextCursor string    `json:"next_cursor"`
+	}
+	event struct {
+		EventID         string          `json:"event_id"`
+		ProviderEventID string          `json:"provider_event_id"`
+		Type            string          `json:"type"`
+		OccurredAt      string          `json:"occurred_at"`
+		RecordedAt      string          `json:"recorded_at"`
+		Revision        uint64          `json:"revision"`
+		Data            json.RawMessage `json:"data"`
+		Metadata        struct {
+			RawBody string `json:"raw_body"`
+			Source  string `json:"source"`
+		} `json:"metadata"`
+		StateAfter payment `json:"state_after"`
+	}
+	entry struct {
+		ID          string  `json:"id"`
+		Currency    string  `json:"currency"`
+		EffectiveAt string  `json:"effective_at"`
+		RecordedAt  string  `json:"recorded_at"`
+		CauseEvent  string  `json:"cause_event_id"`
+		Reverses    *string `json:"reverses"`
+		Lines       []struct {
+			Account string `json:"account"`
+			Debit   int64  `json:"debit"`
+			Credit  int64  `json:"credit"`
+		} `json:"lines"`
+	}
+	evidenceFact struct {
+		EventID      string `json:"event_id"`
+		Verification struct {
+			Result string `json:"result"`
+			Reason string `json:"reason"`
+		} `json:"verification"`
+		Chain struct {
+			Intact *bool `json:"intact"`
+		} `json:"chain"`
+	}
+)
+
+// fact is one row of a payment's timeline.
+type fact struct {
+	event
+	Late, Repeat bool
+	Evidence     *evidenceFact
+	Entries      []entry
+}
+
+func (c *Console) home(w http.ResponseWriter, r *http.Request) {
+	if c.session(r) == nil {
+		http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/console/payments", http.StatusSeeOther)
+}
+
+func (c *Console) signinForm(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusOK, "signin", view{Title: "signin.title", Data: signinData{Next: safeNext(r.URL.Query().Get("next"))}})
+}
+
+type signinData struct {
+	Next string
+	Bad  bool
+}
+
+// signin exchanges a configured token for a session cookie. The token
+// comes in the form's body, never in a URL.
+func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		c.fail(w, r, nil, http.StatusBadRequest, "signin.bad")
+		return
+	}
+	next := safeNext(r.PostFormValue("next"))
+	t, ok := match(c.cfg.Tokens, strings.TrimSpace(r.PostFormValue("token")))
+	if !ok {
+		c.render(w, r, http.StatusUnauthorized, "signin", view{Title: "signin.title", Data: signinData{Next: next, Bad: true}})
+		return
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		c.fail(w, r, nil, http.StatusInternalServerError, "error.internal")
+		return
+	}
+	exp := c.cfg.Now().Add(c.cfg.SessionTTL)
+	value, err := c.keys.seal(session{Token: t.Value, Role: t.Role, Name: t.Name, Nonce: nonce, Expires: exp})
+	if err != nil {
+		c.fail(w, r, nil, http.StatusInternalServerError, "error.internal")
+		return
+	}
+	setCookie(w, r, value, exp)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (c *Console) signout(w http.ResponseWriter, r *http.Request, _ *session) {
+	setCookie(w, r, "", time.Time{})
+	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+}
+
+// paymentsData is the payments page: the filter as given, and one page.
+type paymentsData struct {
+	Provider, ID, Status, Review string
+	Statuses                     []string
+	List                         paymentList
+	NextURL                      string
+}
+
+var statuses = []string{"pending", "awaiting_confirmation", "authorized", "confirmed", "failed", "cancelled",
+	"partially_refunded", "refunded", "disputed", "chargeback"}
+
+// payments serves the list, or with provider and ID a jump to the payment.
+func (c *Console) payments(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	d := paymentsData{Provider: q.Get("provider"), ID: strings.TrimSpace(q.Get("id")), Status: q.Get("status"),
+		Review: q.Get("review"), Statuses: statuses}
+	if d.Provider != "" && d.ID != "" {
+		http.Redirect(w, r, "/console/payments/"+url.PathEscape(d.Provider)+"/"+url.PathEscape(d.ID), http.StatusSeeOther)
+		return
+	}
+	api := url.Values{"limit": {"50"}}
+	for k, v := range map[string]string{"provider": d.Provider, "status": d.Status, "cursor": q.Get("cursor")} {
+		if v != "" {
+			api.Set(k, v)
+		}
+	}
+	if d.Review == "yes" {
+		api.Set("requires_review", "true")
+	}
+	if err := c.getJSON(r, s, "/v1/payments?"+api.Encode(), &d.List); err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	if d.List.NextCursor != "" {
+		next := url.Values{"provider": {d.Provider}, "status": {d.Status}, "review": {d.Review}, "cursor": {d.List.NextCursor}}
+		d.NextURL = "/console/payments?" + next.Encode()
+	}
+	c.render(w, r, http.StatusOK, "payments", view{Title: "payments.title", Nav: "payments", Session: s, Data: d})
+}
+
+// paymentData is the payment page.
+type paymentData struct {
+	Payment  payment
+	Facts    []fact
+	Entries  int
+	AsOf     string
+	Basis    string
+	Query    string // the as-of query, for the API calls and links
+	Base     string // the payment's console path
+	Flash    string
+	Evidence bool
+}
+
+// payment serves one payment: its header, its timeline in fold order with
+// the state after each fact and the entries it caused, and its evidence.
+func (c *Console) payment(w http.ResponseWriter, r *http.Request, s *session) {
+	provider, id := r.PathValue("provider"), r.PathValue("id")
+	base := "/v1/payments/" + url.PathEscape(provider) + "/" + url.PathEscape(id)
+	d := paymentData{Base: "/console/payments/" + url.PathEscape(provider) + "/" + url.PathEscape(id),
+		AsOf: r.URL.Query().Get("as_of"), Basis: r.URL.Query().Get("basis"), Flash: flash(r)}
+	if d.AsOf != "" {
+		v := url.Values{"as_of": {d.AsOf}}
+		if d.Basis != "" {
+			v.Set("basis", d.Basis)
+		}
+		d.Query = "?" + v.Encode()
+	}
+	var evs struct {
+		Events []event `json:"events"`
+	}
+	var ledger struct {
+		Entries []entry `json:"entries"`
+	}
+	var ev struct {
+		Facts []evidenceFact `json:"facts"`
+	}
+	for _, call := range []struct {
+		path string
+		out  any
+	}{{base + d.Query, &d.Payment}, {base + "/events" + d.Query, &evs}, {base + "/ledger" + d.Query, &ledger}} {
+		if err := c.getJSON(r, s, call.path, call.out); err != nil {
+			c.apiFailed(w, r, s, err)
+			return
+		}
+	}
+	// Evidence is served only where the seals are; without it the page
+	// still shows the rest.
+	d.Evidence = c.getJSON(r, s, base+"/evidence", &ev) == nil
+	d.Facts, d.Entries = timeline(evs.Events, ledger.Entries, ev.Facts), len(ledger.Entries)
+	c.render(w, r, http.StatusOK, "payment", view{Title: "payment.title", Nav: "payments", Session: s, Data: d})
+}
+
+// timeline orders the facts as the fold does (provider time, then arrival)
+// and marks the late ones (stored after a fact they precede) and the
+// repeats (a provider event stored before).
+func timeline(evs []event, entries []entry, evidence []evidenceFact) []fact {
+	facts := make([]fact, len(evs))
+	seen := map[string]bool{}
+	latest := ""
+	for i, e := range evs {
+		facts[i] = fact{event: e, Repeat: e.ProviderEventID != "" && seen[e.Type+"|"+e.ProviderEventID]}
+		seen[e.Type+"|"+e.ProviderEventID] = true
+		facts[i].Late = latest != "" && e.OccurredAt < latest && !facts[i].Repeat
+		latest = max(latest, e.OccurredAt)
+		for j := range evidence {
+			if evidence[j].EventID == e.EventID {
+				facts[i].Evidence = &evidence[j]
+			}
+		}
+		for _, en := range entries {
+			if en.CauseEvent == e.EventID {
+				facts[i].Entries = append(facts[i].Entries, en)
+			}
+		}
+	}
+	slices.SortStableFunc(facts, func(a, b fact) int { return strings.Compare(a.OccurredAt, b.OccurredAt) })
+	return facts
+}
+
+func (c *Console) evidenceZip(w http.ResponseWriter, r *http.Request, s *session) {
+	path := "/v1/payments/" + url.PathEscape(r.PathValue("provider")) + "/" + url.PathEscape(r.PathValue("id")) + "/evidence?format=zip"
+	a, err := c.call(r, s, http.MethodGet, path, nil)
+	if err == nil && a.status != http.StatusOK {
+		err = decodeAnswer(a, nil)
+	}
+	if err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", a.header.Get("Content-Disposition"))
+	_, _ = w.Write(a.body)
+}
+
+func (c *Console) reconcile(w http.ResponseWriter, r *http.Request, s *session) {
+	p := url.PathEscape(r.PathValue("provider")) + "/" + url.PathEscape(r.PathValue("id"))
+	a, err := c.call(r, s, http.MethodPost, "/v1/payments/"+p+"/reconcile", nil)
+	if err == nil {
+		err = decodeAnswer(a, nil)
+	}
+	if err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, "/console/payments/"+p+"?done=payment.reconciled", http.StatusSeeOther)
+}
+
+// flash is the message key a form's redirect names, if it is one.
+func flash(r *http.Request) string {
+	if k := r.URL.Query().Get("done"); messages[k] != [2]string{} {
+		return k
+	}
+	return ""
+}
