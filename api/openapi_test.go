@@ -92,6 +92,9 @@ func TestOpenAPIRoutes(t *testing.T) {
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	for _, op := range documented {
 		method, path, _ := strings.Cut(op, " ")
+		if strings.HasPrefix(path, "/console/") {
+			continue // served by api/console in front of this router (cmd/ledger's tests check them)
+		}
 		req := httptest.NewRequest(method, param.ReplaceAllString(path, "x_1"), nil)
 		var m mux.RouteMatch
 		if !router.Match(req, &m) || m.MatchErr != nil {

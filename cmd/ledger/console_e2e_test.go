@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,9 @@ import (
 	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/ysmood/gson"
+
+	"github.com/payledger/payledger/api"
+	"github.com/payledger/payledger/internal/openapitest"
 )
 
 // screenshotDir is where the browser tests leave a picture of every page
@@ -223,6 +228,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	l.waitPayment(t, id, statusIs("confirmed"))
 	base := "http://" + l.addr
 	paymentPath := "/console/payments/stripe/" + id
+	checkConsoleContract(t, base, paymentPath)
 
 	b := newBrowser(t)
 	b.step("sign in (read)", func() {
@@ -290,4 +296,67 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("in Portuguese the title is %q", title)
 		}
 	})
+}
+
+// checkConsoleContract asks the console of l what a browser would and
+// checks each answer against the OpenAPI document, and the session
+// cookie's attributes.
+func checkConsoleContract(t *testing.T, base, paymentPath string) {
+	t.Helper()
+	v, err := openapitest.New(api.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var cookie *http.Cookie
+	ask := func(method, path string, form url.Values, want int) *http.Response {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), method, base+path, body)
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("%s %s: %d, want %d", method, path, res.StatusCode, want)
+		}
+		if err := v.Check(req, res.StatusCode, res.Header, b); err != nil {
+			t.Error(err)
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("%s %s: CSP %q", method, path, csp)
+		}
+		return res
+	}
+	ask("GET", "/console/", nil, http.StatusSeeOther)
+	ask("GET", "/console/payments", nil, http.StatusSeeOther)
+	ask("GET", "/console/signin", nil, http.StatusOK)
+	ask("POST", "/console/signin", url.Values{"token": {"not-a-token"}}, http.StatusUnauthorized)
+	for _, c := range ask("POST", "/console/signin", url.Values{"token": {readToken}}, http.StatusSeeOther).Cookies() {
+		if c.Name == "ledger_console" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Secure || strings.Contains(cookie.Value, readToken) {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, not Secure on loopback, the token sealed", cookie)
+	}
+	ask("GET", "/console/payments", nil, http.StatusOK)
+	ask("GET", paymentPath, nil, http.StatusOK)
+	ask("GET", paymentPath+"/evidence.zip", nil, http.StatusOK)
+	ask("GET", "/console/payments/stripe/pi_nobody", nil, http.StatusNotFound)
+	ask("GET", "/console/static/console.css", nil, http.StatusOK)
+	ask("GET", "/console/lang/pt?next=/console/reviews", nil, http.StatusSeeOther)
+	ask("POST", "/console/signout", url.Values{"csrf": {"forged"}}, http.StatusForbidden)
+	ask("POST", paymentPath+"/reconcile", url.Values{"csrf": {"forged"}}, http.StatusForbidden)
 }
