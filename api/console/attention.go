@@ -1,6 +1,7 @@
 package console
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -37,7 +38,7 @@ type reviewsData struct {
 	Reviews     []review
 	Resolutions []string
 	Flash       string
-	NextURL     string
+	NextURL     template.URL
 }
 
 // reviews serves the open queue, oldest first (the API's order).
@@ -56,7 +57,7 @@ func (c *Console) reviews(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	d := reviewsData{Reviews: list.Reviews, Resolutions: resolutions, Flash: flash(r)}
 	if list.NextCursor != "" {
-		d.NextURL = "/console/reviews?cursor=" + url.QueryEscape(list.NextCursor)
+		d.NextURL = template.URL("/console/reviews?cursor=" + url.QueryEscape(list.NextCursor))
 	}
 	c.render(w, r, http.StatusOK, "reviews", view{Title: "reviews.title", Nav: "reviews", Session: s, Data: d})
 }
@@ -80,7 +81,7 @@ type deadLettersData struct {
 	DeadLetters []deadLetter
 	Kind, Cause string
 	Flash       string
-	NextURL     string
+	NextURL     template.URL
 }
 
 // deadLetters serves the open dead letters, filtered by kind and cause.
@@ -102,7 +103,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request, s *session
 	}
 	d.DeadLetters = list.DeadLetters
 	if list.NextCursor != "" {
-		d.NextURL = "/console/dead-letters?" + url.Values{"kind": {d.Kind}, "cause": {d.Cause}, "cursor": {list.NextCursor}}.Encode()
+		d.NextURL = template.URL("/console/dead-letters?" + url.Values{"kind": {d.Kind}, "cause": {d.Cause}, "cursor": {list.NextCursor}}.Encode())
 	}
 	c.render(w, r, http.StatusOK, "deadletters", view{Title: "dl.title", Nav: "deadletters", Session: s, Data: d})
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -136,7 +137,7 @@ type paymentsData struct {
 	Provider, ID, Status, Review string
 	Statuses                     []string
 	List                         paymentList
-	NextURL                      string
+	NextURL                      template.URL
 }
 
 var statuses = []string{"pending", "awaiting_confirmation", "authorized", "confirmed", "failed", "cancelled",
@@ -166,7 +167,7 @@ func (c *Console) payments(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	if d.List.NextCursor != "" {
 		next := url.Values{"provider": {d.Provider}, "status": {d.Status}, "review": {d.Review}, "cursor": {d.List.NextCursor}}
-		d.NextURL = "/console/payments?" + next.Encode()
+		d.NextURL = template.URL("/console/payments?" + next.Encode())
 	}
 	c.render(w, r, http.StatusOK, "payments", view{Title: "payments.title", Nav: "payments", Session: s, Data: d})
 }

@@ -275,7 +275,21 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("a read token's POST: %d, a forged CSRF token: %d; want 403 and 403", forced, forged)
 		}
 	})
-	for _, page := range []string{"reviews", "dead-letters"} {
+	b.step("CSV as the API's", func() {
+		b.open(base + "/console/ledger")
+		href := b.eval(`() => document.querySelector('a[href^="/console/ledger/balances.csv"]').getAttribute('href')`).Str()
+		got := b.eval(fmt.Sprintf(`() => fetch(%q).then(r => r.text())`, href)).Str()
+		query := strings.TrimPrefix(href, "/console/ledger/balances.csv")
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/v1/ledger/balances"+query, nil)
+		req.Header.Set("Authorization", "Bearer "+readToken)
+		req.Header.Set("Accept", "text/csv")
+		_, _, want := send(t, req)
+		if got != string(want) || !strings.Contains(got, "provider_balance") {
+			t.Errorf("the console's balances CSV differs from the API's:\n%s\n--- API:\n%s", got, want)
+		}
+	})
+	b.shoot("ledger")
+	for _, page := range []string{"reviews", "dead-letters", "reconciliation", "health"} {
 		b.step(page, func() { b.open(base + "/console/" + page) })
 		b.shoot(page)
 	}
