@@ -81,6 +81,7 @@ type deadLettersData struct {
 	DeadLetters []deadLetter
 	Kind, Cause string
 	Flash       string
+	Count       string // how many a bulk retry retried
 	NextURL     template.URL
 }
 
@@ -90,7 +91,8 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request, s *session
 		DeadLetters []deadLetter `json:"dead_letters"`
 		NextCursor  string       `json:"next_cursor"`
 	}
-	d := deadLettersData{Kind: r.URL.Query().Get("kind"), Cause: r.URL.Query().Get("cause"), Flash: flash(r)}
+	d := deadLettersData{Kind: r.URL.Query().Get("kind"), Cause: r.URL.Query().Get("cause"), Flash: flash(r),
+		Count: r.URL.Query().Get("n")}
 	q := url.Values{"state": {"open"}, "limit": {"100"}}
 	for k, v := range map[string]string{"kind": d.Kind, "cause": d.Cause, "cursor": r.URL.Query().Get("cursor")} {
 		if v != "" {
@@ -124,4 +126,70 @@ func (c *Console) retry(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	http.Redirect(w, r, "/console/dead-letters?done=dl.retried", http.StatusSeeOther)
+}
+
+// bulkData is the confirmation of a bulk retry: what it matches now.
+type bulkData struct {
+	Kind, Cause string
+	Matched     int
+}
+
+// bulkConfirmLimit bounds the count the confirmation walks; beyond it the
+// page says "at least".
+const bulkConfirmLimit = 10_000
+
+// retryAll retries every open dead letter of a filter: the first POST
+// shows how many it matches and asks again; the second (confirm=yes) asks
+// the API to retry them.
+func (c *Console) retryAll(w http.ResponseWriter, r *http.Request, s *session) {
+	kind, cause := r.PostFormValue("kind"), r.PostFormValue("cause")
+	if r.PostFormValue("confirm") != "yes" {
+		n, err := c.countOpen(r, s, kind, cause)
+		if err != nil {
+			c.apiFailed(w, r, s, err)
+			return
+		}
+		c.render(w, r, http.StatusOK, "bulkretry", view{Title: "dl.bulk_title", Nav: "deadletters", Session: s,
+			Data: bulkData{Kind: kind, Cause: cause, Matched: n}})
+		return
+	}
+	var out struct {
+		Retried int `json:"retried"`
+	}
+	a, err := c.call(r, s, http.MethodPost, "/v1/dead-letters/retry", map[string]string{"kind": kind, "cause": cause, "provider": ""})
+	if err == nil {
+		err = decodeAnswer(a, &out)
+	}
+	if err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	q := url.Values{"done": {"dl.bulk_retried"}, "n": {strconv.Itoa(out.Retried)}, "kind": {kind}, "cause": {cause}}
+	http.Redirect(w, r, "/console/dead-letters?"+q.Encode(), http.StatusSeeOther)
+}
+
+// countOpen counts the open dead letters of a filter, page by page.
+func (c *Console) countOpen(r *http.Request, s *session, kind, cause string) (int, error) {
+	n, cursor := 0, ""
+	for n < bulkConfirmLimit {
+		q := url.Values{"state": {"open"}, "limit": {"500"}}
+		for k, v := range map[string]string{"kind": kind, "cause": cause, "cursor": cursor} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		var page struct {
+			DeadLetters []deadLetter `json:"dead_letters"`
+			NextCursor  string       `json:"next_cursor"`
+		}
+		if err := c.getJSON(r, s, "/v1/dead-letters?"+q.Encode(), &page); err != nil {
+			return 0, err
+		}
+		n += len(page.DeadLetters)
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	return n, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +15,10 @@ import (
 // deadline and whose Mercado Pago status fetch failed for good.
 func TestConsoleAttentionInBrowser(t *testing.T) {
 	asaasAPI, asaasBase := newFakeAsaas(t)
-	const mpPay = "1319876500077"
+	const mpPay, mpPay2 = "1319876500077", "1319876500078"
 	mp := &attFakeMP{state: map[string]map[string]any{
-		mpPay: mpPayment(mpPay, "approved", "accredited", "80.00", "0", "2026-03-01T11:00:00.000-03:00")}, failing: true}
+		mpPay:  mpPayment(mpPay, "approved", "accredited", "80.00", "0", "2026-03-01T11:00:00.000-03:00"),
+		mpPay2: mpPayment(mpPay2, "approved", "accredited", "90.00", "0", "2026-03-01T11:05:00.000-03:00")}, failing: true}
 	mpSrv := httptest.NewServer(mp)
 	t.Cleanup(mpSrv.Close)
 	env := reconcileEnv(t, asaasBase)
@@ -33,11 +33,20 @@ func TestConsoleAttentionInBrowser(t *testing.T) {
 		map[string]string{"asaas-access-token": "asaas_e2e_token"}); code != http.StatusOK {
 		t.Fatalf("asaas delivery: %d %v", code, body)
 	}
-	if code, body := l.mercadoPagoWebhook(t, 9201, mpPay, "payment.created", "mp_e2e_secret"); code != http.StatusOK {
-		t.Fatalf("mercado pago notification: %d %v", code, body)
+	for i, p := range []string{mpPay, mpPay2} {
+		if code, body := l.mercadoPagoWebhook(t, int64(9201+i), p, "payment.created", "mp_e2e_secret"); code != http.StatusOK {
+			t.Fatalf("mercado pago notification: %d %v", code, body)
+		}
 	}
 	l.waitPayment(t, pay, func(b map[string]any) bool { return b["requires_review"] == true }, "asaas")
-	dl := attWaitDeadLetter(t, l, "kind=job&state=open")
+	waitOpen := func(n int) {
+		for deadline := time.Now().Add(60 * time.Second); len(l.attDeadLetters(t, "kind=job&state=open")) != n; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("open job dead letters: %v, want %d", l.attDeadLetters(t, "kind=job&state=open"), n)
+			}
+		}
+	}
+	waitOpen(2)
 	mp.heal()
 
 	base := "http://" + l.addr
@@ -68,22 +77,25 @@ func TestConsoleAttentionInBrowser(t *testing.T) {
 	}
 	b.step("dead letters", func() { b.open(base + "/console/dead-letters?kind=job") })
 	b.shoot("dead-letters-open")
-	b.step("retry", func() {
-		b.submit(`form[action$="/retry"] button`)
+	b.step("retry one", func() {
+		b.submit(`table form[action$="/retry"] button`)
 		if flash := b.page.MustElement("p.ok").MustText(); !strings.Contains(flash, "retried") {
 			t.Errorf("after retrying: %q", flash)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, got := l.get(t, "/v1/dead-letters/"+jsonNumber(dl["id"]), readToken); got["state"] == "retried" {
-			break
+	waitOpen(1)
+	b.step("retry the rest, confirmed", func() {
+		b.submit(`form.bulk button`)
+		if n := b.page.MustElement("strong.count").MustText(); n != "1" {
+			t.Errorf("the confirmation counts %s dead letters, want 1", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dead letter %v not retried through the console", dl["id"])
+	})
+	b.shoot("dead-letters-confirm")
+	b.step("confirm", func() {
+		b.submit(`form[action="/console/dead-letters/retry"] button`)
+		if flash := b.page.MustElement("p.ok").MustText(); !strings.Contains(flash, "retried: 1") {
+			t.Errorf("after the bulk retry: %q", flash)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	})
+	waitOpen(0)
 }
-
-func jsonNumber(v any) string { return strconv.FormatInt(num(v), 10) }
