@@ -22,6 +22,7 @@ db: ## start the local Postgres if it is down and create the dev database
 
 test: ## vet, format check and the full race-enabled test suite (20m a package: the e2e packages near 10 on a loaded two-core machine)
 	@scripts/postgres-up.sh
+	@scripts/html-validate-up.sh
 	go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	go test -race -count=1 -timeout 20m ./...

@@ -98,4 +98,5 @@ func TestConsoleAttentionInBrowser(t *testing.T) {
 		}
 	})
 	waitOpen(0)
+	b.validateHTML()
 }

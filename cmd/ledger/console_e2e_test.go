@@ -32,6 +32,7 @@ const screenshotDir = "../../screenshots"
 type browser struct {
 	t      *testing.T
 	page   *rod.Page
+	html   string // where shoot keeps each page's HTML for validateHTML
 	mu     sync.Mutex
 	errs   []string
 	expect map[string]int // console path → status the test provokes
@@ -63,7 +64,7 @@ func newBrowser(t *testing.T) *browser {
 	if err != nil {
 		t.Fatalf("open a page: %v", err)
 	}
-	b := &browser{t: t, page: page, expect: map[string]int{}}
+	b := &browser{t: t, page: page, expect: map[string]int{}, html: t.TempDir()}
 	_ = proto.RuntimeEnable{}.Call(page)
 	_ = proto.NetworkEnable{}.Call(page)
 	go page.EachEvent(b.exception, b.console, b.failed, b.response)()
@@ -178,7 +179,32 @@ func (b *browser) shoot(name string) {
 		for _, p := range b.eval(pageChecks).Arr() {
 			b.t.Errorf("%s: %s", name, p.String())
 		}
+		doc := "<!DOCTYPE html>\n" + b.eval(`() => document.documentElement.outerHTML`).Str() + "\n"
+		if err := os.WriteFile(filepath.Join(b.html, name+".html"), []byte(doc), 0o644); err != nil {
+			b.t.Fatal(err)
+		}
 	})
+}
+
+// validator is html-validate, installed by scripts/html-validate-up.sh
+// (make test runs it).
+const validator = "../../api/console/testdata/htmlvalidate"
+
+// validateHTML runs html-validate over every page shoot kept.
+func (b *browser) validateHTML() {
+	b.t.Helper()
+	bin := filepath.Join(validator, "node_modules", ".bin", "html-validate")
+	if _, err := os.Stat(bin); err != nil {
+		b.t.Fatalf("the HTML validator is not installed: run scripts/html-validate-up.sh (make test does): %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(b.html, "*.html"))
+	if len(files) == 0 {
+		b.t.Fatal("no page kept to validate")
+	}
+	cmd := exec.CommandContext(b.t.Context(), bin, append([]string{"--config", filepath.Join(validator, ".htmlvalidate.json")}, files...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.t.Errorf("html-validate: %v\n%s", err, out)
+	}
 }
 
 // pageChecks is run in the page: what an accessibility and HTML check
@@ -304,12 +330,15 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("reconcile by an admin: %q", flash)
 		}
 	})
+	b.step("sign-in page", func() { b.open(base + "/console/signin") })
+	b.shoot("signin")
 	b.step("portuguese", func() {
 		b.submit(`a[hreflang="pt"]`)
-		if title := b.page.MustInfo().Title; !strings.HasPrefix(title, "Pagamento") {
+		if title := b.page.MustInfo().Title; !strings.HasPrefix(title, "Entrar") {
 			t.Errorf("in Portuguese the title is %q", title)
 		}
 	})
+	b.validateHTML()
 }
 
 // checkConsoleContract asks the console of l what a browser would and
