@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -68,7 +69,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 // a repeated one is refused rather than silently taking one of the values.
 func parseFilter(q url.Values) (domain.PaymentFilter, error) {
 	const op = "api: list payments"
-	for _, name := range []string{"provider", "status", "requires_review", "limit", "cursor"} {
+	for _, name := range listParams {
 		if len(q[name]) > 1 {
 			return domain.PaymentFilter{}, domain.Invalid(op, fmt.Sprintf("query parameter %q given more than once", name), nil)
 		}
@@ -94,5 +95,49 @@ func parseFilter(q url.Values) (domain.PaymentFilter, error) {
 		}
 		f.Limit = n
 	}
-	return f, nil
+	return f, parseRanges(op, q, &f)
+}
+
+// listParams are the list's query parameters.
+var listParams = []string{"provider", "status", "requires_review", "limit", "cursor", "created_from", "created_to",
+	"currency", "min_amount", "max_amount"}
+
+// parseRanges reads the date and amount bounds. An amount bound needs its
+// currency: minor units of two currencies do not compare.
+func parseRanges(op string, q url.Values, f *domain.PaymentFilter) error {
+	for name, dst := range map[string]**time.Time{"created_from": &f.CreatedFrom, "created_to": &f.CreatedTo} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return domain.Invalid(op, fmt.Sprintf("%s %q is not an RFC 3339 time such as 2026-03-01T00:00:00Z", name, v), err)
+			}
+			*dst = &t
+		}
+	}
+	if f.CreatedFrom != nil && f.CreatedTo != nil && f.CreatedTo.Before(*f.CreatedFrom) {
+		return domain.Invalid(op, "created_to is before created_from", nil)
+	}
+	if c := q.Get("currency"); c != "" {
+		cur, err := domain.NewCurrency(c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		f.Currency = cur
+	}
+	for name, dst := range map[string]**int64{"min_amount": &f.MinAmount, "max_amount": &f.MaxAmount} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return domain.Invalid(op, fmt.Sprintf("%s %q must be a non-negative integer of minor units", name, v), err)
+			}
+			if f.Currency == "" {
+				return domain.Invalid(op, name+" needs currency: amounts are minor units of one currency", nil)
+			}
+			*dst = &n
+		}
+	}
+	if f.MinAmount != nil && f.MaxAmount != nil && *f.MaxAmount < *f.MinAmount {
+		return domain.Invalid(op, "max_amount is below min_amount", nil)
+	}
+	return nil
 }

@@ -110,6 +110,9 @@ func TestListPaymentsValidation(t *testing.T) {
 	for _, q := range []string{
 		"status=paid", "status=PENDING", "limit=0", "limit=-1", "limit=501", "limit=abc", "limit=1.5",
 		"limit=99999999999999999999", "status=pending&status=failed", "limit=1&limit=2",
+		"created_from=yesterday", "created_from=2026-03-02T00:00:00Z&created_to=2026-03-01T00:00:00Z", "min_amount=100",
+		"currency=US&min_amount=1", "currency=USD&min_amount=-1", "currency=USD&max_amount=1.5", "currency=USD&min_amount=9&max_amount=8",
+		"created_to=2026-03-01T00:00:00Z&created_to=2026-03-02T00:00:00Z",
 	} {
 		t.Run(q, func(t *testing.T) {
 			env := newEnv(t)
@@ -120,7 +123,8 @@ func TestListPaymentsValidation(t *testing.T) {
 			}
 		})
 	}
-	for _, q := range []string{"limit=1", "limit=500", "status=chargeback", "status=partially_refunded"} {
+	for _, q := range []string{"limit=1", "limit=500", "status=chargeback", "status=partially_refunded",
+		"created_from=2026-03-01T00:00:00Z&created_to=2026-03-01T00:00:00.5Z", "currency=brl&min_amount=0&max_amount=100"} {
 		t.Run(q, func(t *testing.T) {
 			env := newEnv(t)
 			env.deps.Payments = &fakeReader{ListPaymentsFn: func(context.Context, domain.PaymentFilter) (domain.PaymentPage, error) {

@@ -11,6 +11,13 @@ type PaymentFilter struct {
 	Status   Status // empty: any
 	// RequiresReview, when set, keeps the payments whose requires_review is it.
 	RequiresReview *bool
+	// CreatedFrom and CreatedTo, when set, bound the provider time of the
+	// payment's first fact (created_at), both inclusive.
+	CreatedFrom, CreatedTo *time.Time
+	// Currency keeps one currency; MinAmount and MaxAmount (minor units of
+	// it, inclusive) need it, since amounts of two currencies do not compare.
+	Currency             Currency
+	MinAmount, MaxAmount *int64
 	Limit          int    // 1..MaxPageSize; 0 means DefaultPageSize
 	Cursor         string // opaque, from a previous page's NextCursor; empty: first page
 }

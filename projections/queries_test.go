@@ -131,13 +131,15 @@ func TestListPaymentsFilters(t *testing.T) {
 		{"status", domain.PaymentFilter{Status: domain.StatusConfirmed, Limit: 4}},
 		{"provider and status", domain.PaymentFilter{Provider: "stripe", Status: domain.StatusRefunded, Limit: 3}},
 		{"no match", domain.PaymentFilter{Provider: "paypal"}},
+		{"created range", domain.PaymentFilter{CreatedFrom: ptrTime(t0.Add(10 * time.Second)), CreatedTo: ptrTime(t0.Add(29 * time.Second)), Limit: 6}},
+		{"currency and amounts", domain.PaymentFilter{Currency: "USD", MinAmount: ptrInt(1010), MaxAmount: ptrInt(1040), Limit: 5}},
+		{"amount without currency", domain.PaymentFilter{MinAmount: ptrInt(1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := 0
 			for _, s := range all {
-				if (tt.filter.Provider == "" || s.Provider == tt.filter.Provider) &&
-					(tt.filter.Status == "" || s.Status == tt.filter.Status) {
+				if matches(tt.filter, s) {
 					want++
 				}
 			}
@@ -155,7 +157,7 @@ func TestListPaymentsFilters(t *testing.T) {
 					t.Errorf("page of %d payments with next cursor %q, limit %d", len(page.Payments), page.NextCursor, limit)
 				}
 				for _, p := range page.Payments {
-					if (f.Provider != "" && p.Provider != f.Provider) || (f.Status != "" && p.Status != f.Status) {
+					if !matches(f, p) {
 						t.Errorf("payment %+v does not match %+v", p, f)
 					}
 					if !sameState(p, all[p.Provider+"/"+p.ProviderPaymentID]) {
@@ -245,3 +247,15 @@ func TestQueriesUnavailable(t *testing.T) {
 		t.Errorf("ListPayments = %v, want domain.ErrUnavailable", err)
 	}
 }
+
+// matches is PaymentFilter's meaning, written out for the test.
+func matches(f domain.PaymentFilter, s domain.PaymentState) bool {
+	amountOK := func(bound *int64, ok func(int64) bool) bool { return bound == nil || f.Currency != "" && ok(*bound) }
+	return (f.Provider == "" || s.Provider == f.Provider) && (f.Status == "" || s.Status == f.Status) &&
+		(f.CreatedFrom == nil || !s.CreatedAt.Before(*f.CreatedFrom)) && (f.CreatedTo == nil || !s.CreatedAt.After(*f.CreatedTo)) &&
+		(f.Currency == "" || s.Currency == f.Currency) &&
+		amountOK(f.MinAmount, func(b int64) bool { return s.Amount >= b }) && amountOK(f.MaxAmount, func(b int64) bool { return s.Amount <= b })
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }
+func ptrInt(n int64) *int64          { return &n }

@@ -2,12 +2,17 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/payledger/payledger/domain"
 )
 
 // The API's JSON, as much of it as the pages show.
@@ -135,9 +140,56 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request, _ *session) {
 // paymentsData is the payments page: the filter as given, and one page.
 type paymentsData struct {
 	Provider, ID, Status, Review string
+	From, To, Currency, Min, Max string // dates (UTC days) and amounts in major units, as typed
 	Statuses                     []string
 	List                         paymentList
 	NextURL                      template.URL
+}
+
+// apiQuery turns the page's filter into the list API's query: days become
+// the UTC day's bounds, amounts in major units become minor units of the
+// currency (which they need).
+func (d paymentsData) apiQuery(cursor string) (url.Values, error) {
+	q := url.Values{"limit": {"50"}}
+	for k, v := range map[string]string{"provider": d.Provider, "status": d.Status, "cursor": cursor, "currency": d.Currency} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if d.Review == "yes" {
+		q.Set("requires_review", "true")
+	}
+	for name, day := range map[string]string{"created_from": d.From, "created_to": d.To} {
+		if day == "" {
+			continue
+		}
+		t, err := time.Parse(time.DateOnly, day)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a date such as 2026-03-01", day)
+		}
+		if name == "created_to" {
+			t = t.Add(24*time.Hour - time.Nanosecond)
+		}
+		q.Set(name, t.Format(time.RFC3339Nano))
+	}
+	for name, amount := range map[string]string{"min_amount": d.Min, "max_amount": d.Max} {
+		if amount == "" {
+			continue
+		}
+		if d.Currency == "" {
+			return nil, errors.New("an amount needs its currency")
+		}
+		cur, err := domain.NewCurrency(d.Currency)
+		if err != nil {
+			return nil, err
+		}
+		minor, err := domain.ParseMinorUnits(amount, cur)
+		if err != nil {
+			return nil, err
+		}
+		q.Set(name, strconv.FormatInt(minor, 10))
+	}
+	return q, nil
 }
 
 var statuses = []string{"pending", "awaiting_confirmation", "authorized", "confirmed", "failed", "cancelled",
@@ -147,26 +199,25 @@ var statuses = []string{"pending", "awaiting_confirmation", "authorized", "confi
 func (c *Console) payments(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	d := paymentsData{Provider: q.Get("provider"), ID: strings.TrimSpace(q.Get("id")), Status: q.Get("status"),
-		Review: q.Get("review"), Statuses: statuses}
+		Review: q.Get("review"), From: q.Get("from"), To: q.Get("to"), Currency: strings.TrimSpace(q.Get("currency")),
+		Min: strings.TrimSpace(q.Get("min")), Max: strings.TrimSpace(q.Get("max")), Statuses: statuses}
 	if d.Provider != "" && d.ID != "" {
 		http.Redirect(w, r, "/console/payments/"+url.PathEscape(d.Provider)+"/"+url.PathEscape(d.ID), http.StatusSeeOther)
 		return
 	}
-	api := url.Values{"limit": {"50"}}
-	for k, v := range map[string]string{"provider": d.Provider, "status": d.Status, "cursor": q.Get("cursor")} {
-		if v != "" {
-			api.Set(k, v)
-		}
-	}
-	if d.Review == "yes" {
-		api.Set("requires_review", "true")
+	api, err := d.apiQuery(q.Get("cursor"))
+	if err != nil {
+		c.render(w, r, http.StatusBadRequest, "error", view{Title: "error.title", Session: s,
+			Data: errorData{Status: http.StatusBadRequest, Key: "payments.bad_filter", Detail: err.Error()}})
+		return
 	}
 	if err := c.getJSON(r, s, "/v1/payments?"+api.Encode(), &d.List); err != nil {
 		c.apiFailed(w, r, s, err)
 		return
 	}
 	if d.List.NextCursor != "" {
-		next := url.Values{"provider": {d.Provider}, "status": {d.Status}, "review": {d.Review}, "cursor": {d.List.NextCursor}}
+		next := url.Values{"provider": {d.Provider}, "status": {d.Status}, "review": {d.Review}, "from": {d.From}, "to": {d.To},
+			"currency": {d.Currency}, "min": {d.Min}, "max": {d.Max}, "cursor": {d.List.NextCursor}}
 		d.NextURL = template.URL("/console/payments?" + next.Encode())
 	}
 	c.render(w, r, http.StatusOK, "payments", view{Title: "payments.title", Nav: "payments", Session: s, Data: d})

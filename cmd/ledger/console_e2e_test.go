@@ -266,6 +266,23 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 	b.shoot("payments")
+	b.step("filters", func() {
+		rows := func(q string) int {
+			b.open(base + "/console/payments?" + q)
+			return b.eval(`() => document.querySelectorAll('table.list tbody tr').length`).Int()
+		}
+		today := time.Unix(now.Unix()-3600, 0).UTC().Format(time.DateOnly) // the day the payment was created
+		if n := rows("currency=USD&min=42.00&max=42.00&from=" + today + "&to=" + today); n != 1 {
+			t.Errorf("42.00 USD created today: %d rows, want 1", n)
+		}
+		if n := rows("currency=USD&min=42.01"); n != 0 {
+			t.Errorf("at least 42.01 USD: %d rows, want 0", n)
+		}
+		if n := rows("currency=BRL"); n != 0 {
+			t.Errorf("BRL: %d rows, want 0", n)
+		}
+		b.open(base + "/console/payments")
+	})
 	b.step("search", func() {
 		b.eval(`() => { document.querySelector('#f-provider').value = 'stripe' }`)
 		b.page.MustElement("#f-id").MustInput(id)
