@@ -18,8 +18,8 @@ type PaymentFilter struct {
 	// it, inclusive) need it, since amounts of two currencies do not compare.
 	Currency             Currency
 	MinAmount, MaxAmount *int64
-	Limit          int    // 1..MaxPageSize; 0 means DefaultPageSize
-	Cursor         string // opaque, from a previous page's NextCursor; empty: first page
+	Limit                int    // 1..MaxPageSize; 0 means DefaultPageSize
+	Cursor               string // opaque, from a previous page's NextCursor; empty: first page
 }
 
 // Page sizes of payment lists.
