@@ -77,6 +77,7 @@ func TestEvidenceOnPostgres(t *testing.T) {
 		t.Errorf("the second link does not chain on the first")
 	}
 	checkEvidenceZip(t, srv, path, stripeSecret, got)
+	checkReplayRoute(t, srv, "/v1/payments/stripe/"+stripePayment+"/replay")
 	if res := serve(t, srv, get(path+"?format=pdf", readToken)); res.status != http.StatusBadRequest {
 		t.Errorf("format=pdf: %d, want 400", res.status)
 	}
@@ -100,5 +101,29 @@ func TestEvidenceOnPostgres(t *testing.T) {
 	}
 	if res := serve(t, srv, get("/v1/payments/stripe/pi_unknown/evidence", readToken)); res.status != http.StatusNotFound {
 		t.Errorf("unknown payment: %d, want 404", res.status)
+	}
+}
+
+// checkReplayRoute: GET …/replay lists the stream's facts in fold order
+// with what they changed and ends with the state; as_of before the first
+// fact is 404, a bad one 400, an unknown payment 404.
+func checkReplayRoute(t *testing.T, srv http.Handler, path string) {
+	t.Helper()
+	res := serve(t, srv, get(path, readToken))
+	if res.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", res.status, res.raw)
+	}
+	facts := objects(t, res.body["facts"])
+	state, _ := res.body["state"].(map[string]any)
+	if len(facts) != 2 || facts[0]["n"] != float64(1) || len(objects(t, facts[1]["changes"])) == 0 || state["status"] != "confirmed" {
+		t.Errorf("replay: %s", res.raw)
+	}
+	for q, want := range map[string]int{"?as_of=2000-01-01T00:00:00Z": 404, "?as_of=soon": 400, "?basis=recorded": 400} {
+		if res := serve(t, srv, get(path+q, readToken)); res.status != want {
+			t.Errorf("replay%s: %d, want %d", q, res.status, want)
+		}
+	}
+	if res := serve(t, srv, get("/v1/payments/stripe/pi_nobody/replay", readToken)); res.status != http.StatusNotFound {
+		t.Errorf("unknown payment's replay: %d", res.status)
 	}
 }

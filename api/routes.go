@@ -48,6 +48,7 @@ func (s *Server) router() *mux.Router {
 		v1("/payments/{provider}/{provider_payment_id}", s.getPayment)
 		v1("/payments/{provider}/{provider_payment_id}/events", s.listEvents)
 		v1("/payments/{provider}/{provider_payment_id}/ledger", s.paymentLedger)
+		v1("/payments/{provider}/{provider_payment_id}/replay", s.getReplay)
 		if s.seals != nil {
 			v1("/payments/{provider}/{provider_payment_id}/evidence", s.getEvidence)
 		}

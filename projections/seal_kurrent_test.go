@@ -19,16 +19,7 @@ import (
 // each), all closed when the test ends.
 func sealedKurrent(t *testing.T) (*kurrenttest.Server, *kurrentdb.Store, *pgxpool.Pool) {
 	t.Helper()
-	srv, err := kurrenttest.NewServer()
-	if err != nil {
-		t.Fatalf("kurrenttest: %v", err)
-	}
-	t.Cleanup(srv.Close)
-	store, err := kurrentdb.Open(t.Context(), srv.URL(), kurrentdb.Options{RetryMin: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("open %s: %v", srv.URL(), err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	srv, store := kurrentStore(t)
 	pool := pgtest.NewPool(t)
 	for _, s := range sealStreams {
 		for i := range 3 {
@@ -94,4 +85,21 @@ func TestSealAndVerifyChainsOnKurrentDB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kurrentStore is an in-memory KurrentDB server and the official client's
+// store on it, both closed when the test ends.
+func kurrentStore(t *testing.T) (*kurrenttest.Server, *kurrentdb.Store) {
+	t.Helper()
+	srv, err := kurrenttest.NewServer()
+	if err != nil {
+		t.Fatalf("kurrenttest: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	store, err := kurrentdb.Open(t.Context(), srv.URL(), kurrentdb.Options{RetryMin: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("open %s: %v", srv.URL(), err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return srv, store
 }

@@ -2,12 +2,9 @@ package projections
 
 import (
 	"testing"
-	"time"
 
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
-	"github.com/payledger/payledger/eventstore/kurrentdb"
-	"github.com/payledger/payledger/eventstore/kurrenttest"
 	"github.com/payledger/payledger/internal/pgtest"
 )
 
@@ -15,16 +12,7 @@ import (
 // store (the official client against the in-memory server) as the live one
 // does, stops at the live checkpoint, diffs empty and switches.
 func TestShadowRebuildOnKurrentDB(t *testing.T) {
-	srv, err := kurrenttest.NewServer()
-	if err != nil {
-		t.Fatalf("kurrenttest: %v", err)
-	}
-	t.Cleanup(srv.Close)
-	store, err := kurrentdb.Open(t.Context(), srv.URL(), kurrentdb.Options{RetryMin: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("open %s: %v", srv.URL(), err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	_, store := kurrentStore(t)
 	pool := pgtest.NewPool(t)
 	codec := eventstore.NewCodec()
 	var last eventstore.Position

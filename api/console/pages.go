@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,20 +50,6 @@ type (
 			RawBody string `json:"raw_body"`
 			Source  string `json:"source"`
 		} `json:"metadata"`
-		StateAfter payment `json:"state_after"`
-	}
-	entry struct {
-		ID          string  `json:"id"`
-		Currency    string  `json:"currency"`
-		EffectiveAt string  `json:"effective_at"`
-		RecordedAt  string  `json:"recorded_at"`
-		CauseEvent  string  `json:"cause_event_id"`
-		Reverses    *string `json:"reverses"`
-		Lines       []struct {
-			Account string `json:"account"`
-			Debit   int64  `json:"debit"`
-			Credit  int64  `json:"credit"`
-		} `json:"lines"`
 	}
 	evidenceFact struct {
 		EventID      string `json:"event_id"`
@@ -78,12 +63,44 @@ type (
 	}
 )
 
-// fact is one row of a payment's timeline.
+// replayFact is one fact of GET …/replay: fold order, marks, changes and
+// the entries it posts.
+type replayFact struct {
+	N               int    `json:"n"`
+	EventID         string `json:"event_id"`
+	Type            string `json:"type"`
+	ProviderEventID string `json:"provider_event_id"`
+	OccurredAt      string `json:"occurred_at"`
+	RecordedAt      string `json:"recorded_at"`
+	Source          string `json:"source"`
+	Repeat          bool   `json:"repeat"`
+	Late            bool   `json:"late"`
+	Fields          []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"fields"`
+	Changes []struct {
+		Field string `json:"field"`
+		From  string `json:"from"`
+		To    string `json:"to"`
+	} `json:"changes"`
+	Entries []struct {
+		Currency string `json:"currency"`
+		Reversal bool   `json:"reversal"`
+		Lines    []struct {
+			Account string `json:"account"`
+			Debit   int64  `json:"debit"`
+			Credit  int64  `json:"credit"`
+		} `json:"lines"`
+	} `json:"entries"`
+}
+
+// fact is one row of a payment's timeline: the replay's fact, its raw body
+// (from /events) and its evidence.
 type fact struct {
-	event
-	Late, Repeat bool
-	Evidence     *evidenceFact
-	Entries      []entry
+	replayFact
+	RawBody  string
+	Evidence *evidenceFact
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {
@@ -253,8 +270,8 @@ func (c *Console) payment(w http.ResponseWriter, r *http.Request, s *session) {
 	var evs struct {
 		Events []event `json:"events"`
 	}
-	var ledger struct {
-		Entries []entry `json:"entries"`
+	var rep struct {
+		Facts []replayFact `json:"facts"`
 	}
 	var ev struct {
 		Facts []evidenceFact `json:"facts"`
@@ -262,7 +279,7 @@ func (c *Console) payment(w http.ResponseWriter, r *http.Request, s *session) {
 	for _, call := range []struct {
 		path string
 		out  any
-	}{{base + d.Query, &d.Payment}, {base + "/events" + d.Query, &evs}, {base + "/ledger" + d.Query, &ledger}} {
+	}{{base + d.Query, &d.Payment}, {base + "/replay" + d.Query, &rep}, {base + "/events" + d.Query, &evs}} {
 		if err := c.getJSON(r, s, call.path, call.out); err != nil {
 			c.apiFailed(w, r, s, err)
 			return
@@ -271,35 +288,30 @@ func (c *Console) payment(w http.ResponseWriter, r *http.Request, s *session) {
 	// Evidence is served only where the seals are; without it the page
 	// still shows the rest.
 	d.Evidence = c.getJSON(r, s, base+"/evidence", &ev) == nil
-	d.Facts, d.Entries = timeline(evs.Events, ledger.Entries, ev.Facts), len(ledger.Entries)
+	d.Facts = timeline(rep.Facts, evs.Events, ev.Facts)
+	for _, f := range d.Facts {
+		d.Entries += len(f.Entries)
+	}
 	c.render(w, r, http.StatusOK, "payment", view{Title: "payment.title", Nav: "payments", Session: s, Data: d})
 }
 
-// timeline orders the facts as the fold does (provider time, then arrival)
-// and marks the late ones (stored after a fact they precede) and the
-// repeats (a provider event stored before).
-func timeline(evs []event, entries []entry, evidence []evidenceFact) []fact {
-	facts := make([]fact, len(evs))
-	seen := map[string]bool{}
-	latest := ""
-	for i, e := range evs {
-		facts[i] = fact{event: e, Repeat: e.ProviderEventID != "" && seen[e.Type+"|"+e.ProviderEventID]}
-		seen[e.Type+"|"+e.ProviderEventID] = true
-		facts[i].Late = latest != "" && e.OccurredAt < latest && !facts[i].Repeat
-		latest = max(latest, e.OccurredAt)
+// timeline joins the replay's facts (already in fold order, marked) with
+// their raw bodies and evidence, by event ID.
+func timeline(facts []replayFact, evs []event, evidence []evidenceFact) []fact {
+	bodies := make(map[string]string, len(evs))
+	for _, e := range evs {
+		bodies[e.EventID] = e.Metadata.RawBody
+	}
+	out := make([]fact, len(facts))
+	for i, f := range facts {
+		out[i] = fact{replayFact: f, RawBody: bodies[f.EventID]}
 		for j := range evidence {
-			if evidence[j].EventID == e.EventID {
-				facts[i].Evidence = &evidence[j]
-			}
-		}
-		for _, en := range entries {
-			if en.CauseEvent == e.EventID {
-				facts[i].Entries = append(facts[i].Entries, en)
+			if evidence[j].EventID == f.EventID {
+				out[i].Evidence = &evidence[j]
 			}
 		}
 	}
-	slices.SortStableFunc(facts, func(a, b fact) int { return strings.Compare(a.OccurredAt, b.OccurredAt) })
-	return facts
+	return out
 }
 
 func (c *Console) evidenceZip(w http.ResponseWriter, r *http.Request, s *session) {

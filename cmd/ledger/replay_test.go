@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/payledger/payledger/api"
 	"github.com/payledger/payledger/domain"
 	"github.com/payledger/payledger/eventstore"
 	"github.com/payledger/payledger/eventstore/postgres"
@@ -86,7 +87,7 @@ func TestReplayText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			rep, err := buildReplay("stripe", "pi_replay", recs, eventstore.NewCodec(), tc.view)
+			rep, err := api.BuildReplay("stripe", "pi_replay", recs, eventstore.NewCodec(), tc.view)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestReplayText(t *testing.T) {
 			checkGolden(t, tc.golden, out.Bytes())
 		})
 	}
-	if _, err := buildReplay("stripe", "pi_replay", recs, eventstore.NewCodec(),
+	if _, err := api.BuildReplay("stripe", "pi_replay", recs, eventstore.NewCodec(),
 		&domain.AsOf{At: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}); domain.KindOf(err) != domain.KindNotFound {
 		t.Errorf("before the first fact: %v, want not found", err)
 	}
@@ -126,7 +127,7 @@ func TestReplayCommand(t *testing.T) {
 	validateSchema(t, "replay.schema.json", []byte(out))
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
-	var rep replayReport
+	var rep api.Replay
 	if err := dec.Decode(&rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
