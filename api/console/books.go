@@ -254,6 +254,7 @@ var healthMetrics = []struct{ key, metric string }{
 	{"health.reviews", "payledger_reviews_open"},
 	{"health.in_doubt", "payledger_payments_in_doubt"},
 	{"health.breaker", "payledger_reconciliation_breaker_open"},
+	{"health.jobs", "payledger_jobs"},
 }
 
 // health reads this process's /metrics and shows the figures an operator

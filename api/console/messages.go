@@ -129,6 +129,7 @@ var messages = map[string][2]string{ // key: {en, pt}
 	"health.dead_letters":  {"Open dead letters", "Mensagens mortas abertas"},
 	"health.reviews":       {"Open reviews", "Revisões abertas"},
 	"health.in_doubt":      {"Payments in doubt", "Pagamentos em dúvida"},
+	"health.jobs":          {"Background jobs by state", "Tarefas em segundo plano por estado"},
 	"health.breaker":       {"Provider circuit breaker open", "Disjuntor do provedor aberto"},
 	"dl.bulk":              {"Retry every open dead letter of this filter…", "Reprocessar todas as mensagens mortas abertas deste filtro…"},
 	"dl.bulk_title":        {"Retry dead letters", "Reprocessar mensagens mortas"},

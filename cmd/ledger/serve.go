@@ -126,7 +126,13 @@ func (m *Main) openMetrics(context.Context) error {
 	if m.reconcileMetrics, err = api.NewReconcileMetrics(m.registry, nil); err != nil {
 		return err
 	}
-	_, err = api.NewAttentionMetrics(m.registry, projections.NewQueries(m.pool), providerNames(), nil, m.logger)
+	if _, err = api.NewAttentionMetrics(m.registry, projections.NewQueries(m.pool), providerNames(), nil, m.logger); err != nil {
+		return err
+	}
+	_, err = api.NewQueueMetrics(m.registry, func(ctx context.Context) (map[string]int, error) {
+		c, err := jobs.CountUnfinished(ctx, m.pool)
+		return c.ByState, err
+	}, m.logger)
 	return err
 }
 
