@@ -224,16 +224,37 @@ type reconciliationData struct {
 		} `json:"checks"`
 	}
 	Outcomes []string
+	// Corrections counts the corrected checks of the last 30 days by UTC
+	// day and cause, newest day first; More says the walk stopped short.
+	Corrections []correctionDay
+	Causes      []string
+	More        bool
 }
+
+type correctionDay struct {
+	Day     string
+	ByCause map[string]int
+}
+
+// correctionCauses are the causes the API names (CorrectionCause).
+var correctionCauses = []string{"missing_webhook", "diverged"}
+
+// correctionPages bounds the walk of the corrected checks.
+const correctionPages = 10
 
 func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *session) {
 	var d reconciliationData
-	d.Outcomes = []string{"unchanged", "corrected", "not_found", "failed"}
+	d.Outcomes, d.Causes = []string{"unchanged", "corrected", "not_found", "failed"}, correctionCauses
 	if err := c.getJSON(r, s, "/v1/reconciliation/summary", &d.Summary); err != nil {
 		c.apiFailed(w, r, s, err)
 		return
 	}
 	if err := c.getJSON(r, s, "/v1/reconciliation/log?limit=100", &d.Log); err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	var err error
+	if d.Corrections, d.More, err = c.corrections(r, s); err != nil {
 		c.apiFailed(w, r, s, err)
 		return
 	}
@@ -288,4 +309,40 @@ func (c *Console) health(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	c.render(w, r, http.StatusOK, "health", view{Title: "health.title", Nav: "health", Session: s, Data: gauges})
+}
+
+// corrections walks the corrected checks of the last 30 days (newest
+// first, at most correctionPages pages) and counts them by day and cause.
+func (c *Console) corrections(r *http.Request, s *session) ([]correctionDay, bool, error) {
+	since := c.cfg.Now().UTC().AddDate(0, 0, -30).Format(time.RFC3339)
+	var days []correctionDay
+	cursor := ""
+	for range correctionPages {
+		q := url.Values{"outcome": {"corrected"}, "since": {since}, "limit": {"500"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var page struct {
+			Checks []struct {
+				CheckedAt string `json:"checked_at"`
+				Cause     string `json:"cause"`
+			} `json:"checks"`
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := c.getJSON(r, s, "/v1/reconciliation/log?"+q.Encode(), &page); err != nil {
+			return nil, false, err
+		}
+		for _, ck := range page.Checks {
+			day := ck.CheckedAt[:min(10, len(ck.CheckedAt))]
+			if len(days) == 0 || days[len(days)-1].Day != day {
+				days = append(days, correctionDay{Day: day, ByCause: map[string]int{}})
+			}
+			days[len(days)-1].ByCause[ck.Cause]++
+		}
+		if page.NextCursor == "" {
+			return days, false, nil
+		}
+		cursor = page.NextCursor
+	}
+	return days, true, nil
 }

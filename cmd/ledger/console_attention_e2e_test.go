@@ -75,6 +75,13 @@ func TestConsoleAttentionInBrowser(t *testing.T) {
 	if !resolved {
 		t.Errorf("no payment.review_resolved.v1 in /events of %s after the console resolved its review", pay)
 	}
+	b.step("reconciliation", func() {
+		b.open(base + "/console/reconciliation")
+		if n := b.eval(`() => document.querySelectorAll('section[aria-labelledby="h-log"] tbody tr').length`).Int(); n == 0 {
+			t.Errorf("the reconciliation log lists no check of %s", pay)
+		}
+	})
+	b.shoot("reconciliation-checks")
 	b.step("dead letters", func() { b.open(base + "/console/dead-letters?kind=job") })
 	b.shoot("dead-letters-open")
 	b.step("retry one", func() {
