@@ -181,3 +181,39 @@ func FuzzOpenSession(f *testing.F) {
 		}
 	})
 }
+
+// The timeline's state after each fact is the replay's changes applied in
+// fold order; a repeat changes nothing; bodies and evidence join by ID.
+func TestTimeline(t *testing.T) {
+	change := func(field, from, to string) struct{ Field, From, To string } {
+		return struct{ Field, From, To string }{field, from, to}
+	}
+	facts := []replayFact{{N: 1, EventID: "a"}, {N: 2, EventID: "b"}, {N: 3, EventID: "c", Repeat: true}}
+	for _, ch := range []struct{ Field, From, To string }{change("status", "", "pending"), change("amount", "0", "500"), change("currency", "", "BRL")} {
+		facts[0].Changes = append(facts[0].Changes, struct {
+			Field string `json:"field"`
+			From  string `json:"from"`
+			To    string `json:"to"`
+		}(ch))
+	}
+	for _, ch := range []struct{ Field, From, To string }{change("status", "pending", "confirmed"), change("amount_captured", "0", "500")} {
+		facts[1].Changes = append(facts[1].Changes, struct {
+			Field string `json:"field"`
+			From  string `json:"from"`
+			To    string `json:"to"`
+		}(ch))
+	}
+	evs := []event{{EventID: "b"}}
+	evs[0].Metadata.RawBody = "Ym9keQ=="
+	got := timeline(facts, evs, []evidenceFact{{EventID: "a"}})
+	want := []stateAfter{{Status: "pending", Currency: "BRL", Amount: 500}, {Status: "confirmed", Currency: "BRL", Amount: 500, Captured: 500},
+		{Status: "confirmed", Currency: "BRL", Amount: 500, Captured: 500}}
+	for i := range want {
+		if got[i].After != want[i] {
+			t.Errorf("fact %d: state after %+v, want %+v", i+1, got[i].After, want[i])
+		}
+	}
+	if got[0].Evidence == nil || got[1].Evidence != nil || got[1].RawBody != "Ym9keQ==" || got[0].RawBody != "" {
+		t.Errorf("joins: %+v", got)
+	}
+}

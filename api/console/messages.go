@@ -52,6 +52,7 @@ var messages = map[string][2]string{ // key: {en, pt}
 	"payment.recorded":     {"Stored", "Gravado"},
 	"payment.type":         {"Fact", "Fato"},
 	"payment.changed":      {"What it changed", "O que mudou"},
+	"payment.state_after":  {"State after", "Estado depois"},
 	"payment.fields":       {"Its fields", "Seus campos"},
 	"payment.reversal":     {"reversal", "estorno"},
 	"payment.source":       {"Source", "Origem"},

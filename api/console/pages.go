@@ -101,6 +101,38 @@ type fact struct {
 	replayFact
 	RawBody  string
 	Evidence *evidenceFact
+	// After is the state once this fact is folded (the replay's changes
+	// applied in fold order): status and money.
+	After stateAfter
+}
+
+type stateAfter struct {
+	Status, Currency                          string
+	Amount, Captured, Refunded, Disputed, Fee int64
+}
+
+// apply is st with the fact's changes.
+func (st stateAfter) apply(f replayFact) stateAfter {
+	for _, ch := range f.Changes {
+		n, _ := strconv.ParseInt(ch.To, 10, 64)
+		switch ch.Field {
+		case "status":
+			st.Status = ch.To
+		case "currency":
+			st.Currency = ch.To
+		case "amount":
+			st.Amount = n
+		case "amount_captured":
+			st.Captured = n
+		case "amount_refunded":
+			st.Refunded = n
+		case "amount_disputed":
+			st.Disputed = n
+		case "fee":
+			st.Fee = n
+		}
+	}
+	return st
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {
@@ -303,8 +335,10 @@ func timeline(facts []replayFact, evs []event, evidence []evidenceFact) []fact {
 		bodies[e.EventID] = e.Metadata.RawBody
 	}
 	out := make([]fact, len(facts))
+	var st stateAfter
 	for i, f := range facts {
-		out[i] = fact{replayFact: f, RawBody: bodies[f.EventID]}
+		st = st.apply(f) // a repeat changes nothing
+		out[i] = fact{replayFact: f, RawBody: bodies[f.EventID], After: st}
 		for j := range evidence {
 			if evidence[j].EventID == f.EventID {
 				out[i].Evidence = &evidence[j]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -294,6 +295,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		facts := b.eval(`() => document.querySelectorAll('ol.timeline > li').length`).Int()
 		disabled := b.eval(`() => document.querySelector('form[action$="/reconcile"] button').disabled`).Bool()
+		if after := b.eval(`() => document.querySelectorAll('ol.timeline > li')[1].innerText`).Str(); !strings.Contains(after, "confirmed") {
+			t.Errorf("the second fact's state after does not read confirmed: %q", after)
+		}
 		if facts != 2 || !disabled {
 			t.Errorf("timeline: %d facts (want 2), reconcile disabled %v (want true for a read token)", facts, disabled)
 		}
@@ -418,5 +422,38 @@ func checkConsoleContract(t *testing.T, base, paymentPath string) {
 	ask("GET", "/console/static/console.css", nil, http.StatusOK)
 	ask("GET", "/console/lang/pt?next=/console/reviews", nil, http.StatusSeeOther)
 	ask("POST", "/console/signout", url.Values{"csrf": {"forged"}}, http.StatusForbidden)
+	ask("POST", "/console/signout", url.Values{}, http.StatusForbidden) // no CSRF token at all
 	ask("POST", paymentPath+"/reconcile", url.Values{"csrf": {"forged"}}, http.StatusForbidden)
+}
+
+// The console is served where the api role runs, unless LEDGER_CONSOLE=off;
+// without it /console/ is the API's 404 and the API answers as before.
+func TestWithConsole(t *testing.T) {
+	apiHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "api", http.StatusTeapot) })
+	for _, tc := range []struct {
+		name    string
+		api, on bool
+		want    int
+	}{{"api role, on", true, true, http.StatusSeeOther}, {"LEDGER_CONSOLE=off", true, false, http.StatusTeapot},
+		{"no api role", false, true, http.StatusTeapot}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Console: tc.on}
+			cfg.Roles.API = tc.api
+			h, err := withConsole(cfg, apiHandler, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range map[string]int{"/console/": tc.want, "/v1/payments": http.StatusTeapot, "/consoles": http.StatusTeapot} {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+				if rec.Code != want {
+					t.Errorf("%s: %d, want %d", path, rec.Code, want)
+				}
+			}
+		})
+	}
+	if _, err := configFromEnv(mapEnv(map[string]string{"LEDGER_DATABASE_URL": "postgres://x", "LEDGER_CONSOLE": "maybe"})); err == nil ||
+		!strings.Contains(err.Error(), "LEDGER_CONSOLE") {
+		t.Errorf("LEDGER_CONSOLE=maybe: %v, want an error naming it", err)
+	}
 }
