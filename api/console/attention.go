@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -192,4 +193,30 @@ func (c *Console) countOpen(r *http.Request, s *session, kind, cause string) (in
 		cursor = page.NextCursor
 	}
 	return n, nil
+}
+
+// deadLetterData is one dead letter, every field and its payload.
+type deadLetterData struct {
+	deadLetter
+	Streams   []string        `json:"streams"`
+	LastAt    string          `json:"last_failed_at"`
+	Retries   int             `json:"retries"`
+	RetriedAt *string         `json:"retried_at"`
+	RetriedBy string          `json:"retried_by"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// deadLetter serves one dead letter's detail.
+func (c *Console) deadLetter(w http.ResponseWriter, r *http.Request, s *session) {
+	id, err := strconv.ParseInt(r.PathValue("did"), 10, 64)
+	if err != nil || id < 1 {
+		c.fail(w, r, s, http.StatusNotFound, "error.not_found")
+		return
+	}
+	var d deadLetterData
+	if err := c.getJSON(r, s, "/v1/dead-letters/"+strconv.FormatInt(id, 10), &d); err != nil {
+		c.apiFailed(w, r, s, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "deadletter", view{Title: "dl.detail", Nav: "deadletters", Session: s, Data: d})
 }

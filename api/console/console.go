@@ -72,7 +72,7 @@ func New(cfg Config) (*Console, error) {
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"signin", "payments", "payment", "reviews", "deadletters", "ledger", "reconciliation", "health", "bulkretry", "error"}
+var pageNames = []string{"signin", "payments", "payment", "reviews", "deadletters", "ledger", "reconciliation", "health", "bulkretry", "deadletter", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -101,6 +101,7 @@ func (c *Console) routes() {
 	c.mux.Handle("GET /console/reviews", c.page(c.reviews))
 	c.mux.Handle("POST /console/reviews/{rid}/resolve", c.form(c.resolve, true))
 	c.mux.Handle("GET /console/dead-letters", c.page(c.deadLetters))
+	c.mux.Handle("GET /console/dead-letters/{did}", c.page(c.deadLetter))
 	c.mux.Handle("POST /console/dead-letters/{did}/retry", c.form(c.retry, true))
 	c.mux.Handle("POST /console/dead-letters/retry", c.form(c.retryAll, true))
 	c.mux.Handle("GET /console/ledger", c.page(c.ledger))

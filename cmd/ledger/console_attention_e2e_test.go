@@ -84,6 +84,14 @@ func TestConsoleAttentionInBrowser(t *testing.T) {
 	b.shoot("reconciliation-checks")
 	b.step("dead letters", func() { b.open(base + "/console/dead-letters?kind=job") })
 	b.shoot("dead-letters-open")
+	b.step("a dead letter's detail", func() {
+		b.submit(`table.list tbody tr td a[href^="/console/dead-letters/"]`)
+		if text := b.page.MustElement("main").MustText(); !strings.Contains(text, "enrich_payment") || !strings.Contains(text, "500") {
+			t.Errorf("the detail lacks its cause or last error:\n%s", text)
+		}
+	})
+	b.shoot("dead-letter")
+	b.step("back to the list", func() { b.open(base + "/console/dead-letters?kind=job") })
 	b.step("retry one", func() {
 		b.submit(`table form[action$="/retry"] button`)
 		if flash := b.page.MustElement("p.ok").MustText(); !strings.Contains(flash, "retried") {

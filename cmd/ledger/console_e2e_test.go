@@ -305,7 +305,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.shoot("payment")
 	b.step("as of", func() {
 		asOf := time.Unix(now.Unix()-2700, 0).UTC().Format(time.RFC3339)
-		b.page.MustElement("#as_of").MustInput(asOf)
+		// The picker, in the browser's zone, fills the RFC 3339 field in UTC.
+		filled := b.eval(fmt.Sprintf(`() => {
+			const d = new Date(%q), pad = n => String(n).padStart(2, '0');
+			const pick = document.querySelector('#as_of_pick');
+			pick.value = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+			pick.dispatchEvent(new Event('change'));
+			return document.querySelector('#as_of').value;
+		}`, asOf)).Str()
+		if filled != asOf {
+			t.Errorf("the picker filled as_of with %q, want %q", filled, asOf)
+		}
 		b.submit(`form.asof button`)
 		if facts := b.eval(`() => document.querySelectorAll('ol.timeline > li').length`).Int(); facts != 1 {
 			t.Errorf("as of %s: %d facts, want 1", asOf, facts)
