@@ -53,8 +53,7 @@ func TestConsoleAttentionInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	b.step("sign in (admin)", func() {
 		b.open(base + "/console/reviews")
-		b.page.MustElement("#token").MustInput(adminTok)
-		b.submit(`form[action="/console/signin"] button`)
+		b.signIn(adminTok)
 		if title := b.page.MustInfo().Title; !strings.HasPrefix(title, "Review queue") {
 			t.Errorf("after sign-in (next=/console/reviews) the title is %q", title)
 		}

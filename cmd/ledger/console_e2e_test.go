@@ -151,6 +151,12 @@ func (b *browser) submit(sel string) {
 
 func (b *browser) open(url string) { b.page.MustNavigate(url).MustWaitLoad() }
 
+// signIn fills the sign-in form the page shows with token and submits it.
+func (b *browser) signIn(token string) {
+	b.page.MustElement("#token").MustInput(token)
+	b.submit(`form[action="/console/signin"] button`)
+}
+
 func (b *browser) eval(js string) gson.JSON { return b.page.MustEval(js) }
 
 // shoot saves the page at desktop and phone width, and checks it: no
@@ -260,8 +266,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	b.step("sign in (read)", func() {
 		b.open(base + "/console/")
-		b.page.MustElement("#token").MustInput(readToken)
-		b.submit(`form[action="/console/signin"] button`)
+		b.signIn(readToken)
 		if title := b.page.MustInfo().Title; !strings.HasPrefix(title, "Payments") {
 			t.Errorf("after sign-in the title is %q", title)
 		}
@@ -353,8 +358,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.step("sign out, sign in (admin), reconcile", func() {
 		b.open(base + paymentPath)
 		b.submit(`form[action="/console/signout"] button`)
-		b.page.MustElement("#token").MustInput(adminTok)
-		b.submit(`form[action="/console/signin"] button`)
+		b.signIn(adminTok)
 		b.open(base + paymentPath)
 		b.submit(`form[action$="/reconcile"] button`)
 		if flash := b.page.MustElement("p.ok").MustText(); !strings.Contains(flash, "queued") {

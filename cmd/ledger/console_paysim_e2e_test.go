@@ -42,8 +42,7 @@ func TestConsoleWithPaysim(t *testing.T) {
 	b := newBrowser(t)
 	b.step("sign in", func() {
 		b.open(base + "/console/payments")
-		b.page.MustElement("#token").MustInput("dev-read-token")
-		b.submit(`form[action="/console/signin"] button`)
+		b.signIn("dev-read-token")
 		if n := b.eval(`() => document.querySelectorAll('table.list tbody tr').length`).Int(); n != 50 {
 			t.Errorf("the first page lists %d payments, want 50", n)
 		}
