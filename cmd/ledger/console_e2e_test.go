@@ -230,6 +230,18 @@ const pageChecks = `() => {
     last = n;
   });
   if (document.querySelectorAll('h1').length !== 1) out.push(document.querySelectorAll('h1').length + ' h1 elements');
+  // Text contrast (WCAG AA, 4.5:1) of every element holding text, against
+  // the first opaque background behind it; disabled controls are exempt.
+  const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+  const lum = c => { const v = rgb(c).slice(0, 3).map(x => { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  const bg = e => { for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor, a = rgb(c)[3];
+    if (a === undefined || a > 0) return c; } return 'rgb(255, 255, 255)'; };
+  document.querySelectorAll('body *').forEach(e => {
+    if (e.closest('[disabled], svg') || ![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) return;
+    const a = lum(getComputedStyle(e).color), b = lum(bg(e)), r = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (r < 4.5) out.push('contrast ' + r.toFixed(2) + ' of ' + e.tagName + ': ' + e.textContent.trim().slice(0, 40));
+  });
   if (!document.title.includes('·')) out.push('title does not say where: ' + document.title);
   if (!document.documentElement.lang) out.push('no lang on html');
   if (document.compatMode !== 'CSS1Compat') out.push('not a standards-mode document');
