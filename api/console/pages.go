@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -38,17 +37,12 @@ type (
 		Payments   []payment `json:"payments"`
 		NextCursor string    `json:"next_cursor"`
 	}
+	// event is what the timeline takes from /events: the raw body the
+	// replay does not carry.
 	event struct {
-		EventID         string          `json:"event_id"`
-		ProviderEventID string          `json:"provider_event_id"`
-		Type            string          `json:"type"`
-		OccurredAt      string          `json:"occurred_at"`
-		RecordedAt      string          `json:"recorded_at"`
-		Revision        uint64          `json:"revision"`
-		Data            json.RawMessage `json:"data"`
-		Metadata        struct {
+		EventID  string `json:"event_id"`
+		Metadata struct {
 			RawBody string `json:"raw_body"`
-			Source  string `json:"source"`
 		} `json:"metadata"`
 	}
 	evidenceFact struct {
