@@ -190,21 +190,32 @@ func TestInfrastructureFailureParksNothing(t *testing.T) {
 	cfg.Streams = store
 	r := NewRunner(cfg, pool, store)
 	start(t, r)
+	// The test writes and checks on its own pool, spared by name: a
+	// termination is asynchronous, so a connection of the killed pool can
+	// still be handed out and fail; only the runner must survive that.
+	wcfg := pool.Config().Copy()
+	wcfg.ConnConfig.RuntimeParams["application_name"] = "test-writer"
+	writer, err := pgxpool.NewWithConfig(t.Context(), wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	wstore := postgres.New(writer, postgres.Options{})
 	var all []domain.Event
 	var last eventstore.Position
 	for n := range 10 {
 		evs := lifecycle("stripe", n)
 		all = append(all, evs...)
-		last = appendAll(t, store, evs...)
-		if _, err := pool.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		last = appendAll(t, wstore, evs...)
+		if _, err := writer.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name <> 'test-writer'`); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitPosition(t, r, last)
-	checkReadModel(t, NewQueries(pool), all)
+	checkReadModel(t, NewQueries(writer), all)
 	var parked, dead int
-	if err := pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM parked_streams), (SELECT count(*) FROM dead_letters)`).
+	if err := writer.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM parked_streams), (SELECT count(*) FROM dead_letters)`).
 		Scan(&parked, &dead); err != nil {
 		t.Fatal(err)
 	}
